@@ -1,0 +1,55 @@
+// @callgate/protocol: the public API. Anything exported here is public and pinned by
+// index.test.ts; add names deliberately.
+
+export type { Approval, ApprovalResponse, ApprovalStatus, Grant, StoredGrant } from './approval.js';
+export {
+  APPROVAL_STATUSES,
+  approvalResponseSchema,
+  approvalSchema,
+  approvalStatusSchema,
+  grantSchema,
+} from './approval.js';
+export type { Decision, Effect, IdentifiedCall, Outcome, ToolCall } from './call.js';
+export {
+  decisionSchema,
+  EFFECTS,
+  effectSchema,
+  identifiedCallSchema,
+  OUTCOMES,
+  outcomeSchema,
+  toolCallSchema,
+} from './call.js';
+export type { ErrorBody, ErrorDetails, ErrorKind } from './errors.js';
+export {
+  CallgateError,
+  ERROR_KINDS,
+  errorBody,
+  errorBodySchema,
+  errorKindSchema,
+  isCallgateError,
+} from './errors.js';
+export { protocolJsonSchemas } from './json-schemas.js';
+export type {
+  Bundle,
+  ConsistencyProof,
+  InclusionProof,
+  LedgerRecord,
+  LedgerRecordOf,
+  Opening,
+  RecordBody,
+  RecordType,
+} from './ledger.js';
+export {
+  BUNDLE_FORMAT,
+  bundleSchema,
+  consistencyProofSchema,
+  digestSchema,
+  inclusionProofSchema,
+  ledgerRecordSchema,
+  openingSchema,
+  RECORD_TYPES,
+  recordBodySchema,
+  recordTypeSchema,
+} from './ledger.js';
+export type { ToolAnnotations, ToolSpec, Trust } from './tool.js';
+export { toolAnnotationsSchema, toolSpecSchema, trustSchema } from './tool.js';

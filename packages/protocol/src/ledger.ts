@@ -1,0 +1,200 @@
+import { z } from 'zod';
+import { approvalStatusSchema } from './approval.js';
+import { effectSchema, outcomeSchema } from './call.js';
+import { errorKindSchema } from './errors.js';
+
+/** `sha256:<64 lowercase hex>`: a digest or a commitment. */
+export const digestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected sha256:<64 hex digits>');
+
+export const RECORD_TYPES = [
+  'run-start',
+  'policy-snapshot',
+  'model-message',
+  'call-decision',
+  'approval-request',
+  'approval-response',
+  'call-end',
+  'gap',
+  'run-end',
+] as const;
+export const recordTypeSchema = z.enum(RECORD_TYPES);
+export type RecordType = z.infer<typeof recordTypeSchema>;
+
+/**
+ * Fields every ledger record carries (format version 1). `seq` is the record's 0-based index in
+ * the log (its Merkle leaf index); `run_seq` its 0-based index in its run; `ts` epoch ms; `prev`
+ * the digest (sha256 of RFC 8785 canonical JSON) of the run's previous record, `null` first.
+ */
+const base = {
+  v: z.literal(1),
+  seq: z.number().int().min(0),
+  run_id: z.string(),
+  run_seq: z.number().int().min(0),
+  ts: z.number().int(),
+  prev: digestSchema.nullable(),
+};
+
+export const runStartBody = z.object({
+  type: z.literal('run-start'),
+  principal: z.string(),
+  framework: z.string(),
+  labels: z.record(z.string(), z.string()),
+  parent_run_id: z.string().optional(),
+});
+export const policySnapshotBody = z.object({
+  type: z.literal('policy-snapshot'),
+  policy_digest: digestSchema,
+});
+export const modelMessageBody = z.object({
+  type: z.literal('model-message'),
+  role: z.string(),
+  content_commitment: digestSchema.nullable(),
+  tool_calls: z.array(
+    z.object({
+      call_id: z.string(),
+      minted: z.boolean(),
+      tool: z.string(),
+      arguments_commitment: digestSchema,
+    }),
+  ),
+});
+export const callDecisionBody = z.object({
+  type: z.literal('call-decision'),
+  call_id: z.string(),
+  minted: z.boolean(),
+  attempt: z.number().int().min(1),
+  tool: z.string(),
+  arguments_digest: digestSchema.nullable(),
+  arguments_commitment: digestSchema.nullable(),
+  effect: effectSchema,
+  rules: z.array(z.string()),
+  reason: z.string(),
+  policy_digest: digestSchema,
+  error_kind: errorKindSchema.optional(),
+  provenance_untrusted: z.boolean().optional(),
+});
+export const approvalRequestBody = z.object({
+  type: z.literal('approval-request'),
+  approval_id: z.string(),
+  call_id: z.string(),
+  tool: z.string(),
+  arguments_digest: digestSchema,
+  rules: z.array(z.string()),
+  reason: z.string(),
+  expires_at: z.number().int(),
+});
+export const approvalResponseBody = z.object({
+  type: z.literal('approval-response'),
+  approval_id: z.string(),
+  call_id: z.string(),
+  status: approvalStatusSchema.exclude(['pending']),
+  reviewer: z.string().nullable(),
+  reason: z.string().nullable(),
+  edited: z.boolean(),
+  arguments_digest: digestSchema,
+});
+export const callEndBody = z.object({
+  type: z.literal('call-end'),
+  call_id: z.string(),
+  attempt: z.number().int().min(1),
+  tool: z.string(),
+  outcome: outcomeSchema,
+  arguments_digest: digestSchema.nullable(),
+  result_commitment: digestSchema.nullable(),
+  error_kind: errorKindSchema.optional(),
+  duration_ms: z.number().min(0).optional(),
+  grant_consumed: z.boolean(),
+});
+export const gapBody = z.object({
+  type: z.literal('gap'),
+  reason: z.string(),
+  from_ts: z.number().int(),
+  to_ts: z.number().int(),
+  calls: z.number().int().min(0),
+});
+export const runEndBody = z.object({
+  type: z.literal('run-end'),
+  status: z.enum(['completed', 'failed', 'cancelled']),
+  calls: z.number().int().min(0),
+});
+
+export const recordBodySchema = z.discriminatedUnion('type', [
+  runStartBody,
+  policySnapshotBody,
+  modelMessageBody,
+  callDecisionBody,
+  approvalRequestBody,
+  approvalResponseBody,
+  callEndBody,
+  gapBody,
+  runEndBody,
+]);
+/** The type-specific part of a record, as the engine hands it to the ledger. */
+export type RecordBody = z.infer<typeof recordBodySchema>;
+
+export const ledgerRecordSchema = z.discriminatedUnion('type', [
+  runStartBody.extend(base).strict(),
+  policySnapshotBody.extend(base).strict(),
+  modelMessageBody.extend(base).strict(),
+  callDecisionBody.extend(base).strict(),
+  approvalRequestBody.extend(base).strict(),
+  approvalResponseBody.extend(base).strict(),
+  callEndBody.extend(base).strict(),
+  gapBody.extend(base).strict(),
+  runEndBody.extend(base).strict(),
+]);
+/** One ledger record, format version 1. Its canonical bytes are RFC 8785 JSON. */
+export type LedgerRecord = z.infer<typeof ledgerRecordSchema>;
+/** A record of one given type. */
+export type LedgerRecordOf<T extends RecordType> = Extract<LedgerRecord, { type: T }>;
+
+/**
+ * An RFC 9162 inclusion proof of the record at `leaf_index` in the tree of `tree_size` leaves.
+ * `hashes` are base64 (standard alphabet) SHA-256 node hashes, leaf side first.
+ */
+export const inclusionProofSchema = z.object({
+  leaf_index: z.number().int().min(0),
+  tree_size: z.number().int().min(1),
+  hashes: z.array(z.string()),
+});
+export type InclusionProof = z.infer<typeof inclusionProofSchema>;
+
+/** An RFC 9162 consistency proof between two tree sizes, hashes base64. */
+export const consistencyProofSchema = z.object({
+  from_size: z.number().int().min(1),
+  to_size: z.number().int().min(1),
+  hashes: z.array(z.string()),
+});
+export type ConsistencyProof = z.infer<typeof consistencyProofSchema>;
+
+/** An opening of a commitment: the salt (base64url, 16 bytes) and the committed value. */
+export const openingSchema = z.object({
+  commitment: digestSchema,
+  salt: z.string(),
+  value: z.unknown(),
+});
+export type Opening = z.infer<typeof openingSchema>;
+
+export const BUNDLE_FORMAT = 'callgate-bundle/1' as const;
+
+/**
+ * A bundle (`callgate-bundle/1`): an exported run with everything needed to verify it offline.
+ * `public_key` is a C2SP note verifier key (`<name>+<hex key id>+<base64 key>`); `checkpoints`
+ * are C2SP signed notes, oldest first; `proofs[i]` proves `records[i]` under the last checkpoint;
+ * `policies` are the policy documents the decisions name; `synchronous` is the store's durability
+ * mode when it was exported (`NORMAL` or `FULL`).
+ */
+export const bundleSchema = z.object({
+  format: z.literal(BUNDLE_FORMAT),
+  origin: z.string(),
+  public_key: z.string(),
+  exported_at: z.number().int(),
+  synchronous: z.enum(['NORMAL', 'FULL', 'MEMORY']),
+  records: z.array(z.unknown()),
+  proofs: z.array(inclusionProofSchema),
+  checkpoints: z.array(z.string()),
+  consistency: z.array(consistencyProofSchema),
+  policies: z.array(z.object({ digest: digestSchema, policy: z.unknown() })),
+  openings: z.array(openingSchema).optional(),
+});
+export type Bundle = z.infer<typeof bundleSchema>;
