@@ -20,6 +20,7 @@ export const ERROR_KINDS = [
   'tool-error',
   // Request-level kinds used by servers and stores (never a tool call's own refusal).
   'request-invalid',
+  'policy-invalid',
   'unauthorized',
   'forbidden',
   'not-found',

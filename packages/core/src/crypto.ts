@@ -1,0 +1,96 @@
+// The one module through which core touches cryptography (node:crypto). Everything else in core
+// calls these functions, so the primitives in use are listed in one place: SHA-256, Ed25519,
+// a CSPRNG and constant-time comparison.
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  randomBytes as nodeRandomBytes,
+  sign,
+  timingSafeEqual,
+  verify,
+} from 'node:crypto';
+
+/** SHA-256 of the concatenated parts (strings as UTF-8). Returns the 32-byte digest. */
+export function sha256(...parts: (string | Uint8Array)[]): Buffer {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return hash.digest();
+}
+
+/** `sha256:<hex>` of the given parts (strings as UTF-8). */
+export function sha256Digest(...parts: (string | Uint8Array)[]): string {
+  return `sha256:${sha256(...parts).toString('hex')}`;
+}
+
+/** `size` bytes from the operating system's CSPRNG. */
+export function randomBytes(size: number): Buffer {
+  return nodeRandomBytes(size);
+}
+
+/** Constant-time equality of two strings or byte arrays; false when lengths differ. */
+export function constantTimeEqual(a: string | Uint8Array, b: string | Uint8Array): boolean {
+  const left = typeof a === 'string' ? Buffer.from(a, 'utf8') : Buffer.from(a);
+  const right = typeof b === 'string' ? Buffer.from(b, 'utf8') : Buffer.from(b);
+  if (left.length !== right.length) {
+    // Compare against itself so the time taken does not depend on where the inputs differ.
+    timingSafeEqual(left, left);
+    return false;
+  }
+  return timingSafeEqual(left, right);
+}
+
+/** An Ed25519 key pair as raw 32-byte seed and 32-byte public key. */
+export interface Ed25519KeyPair {
+  privateKey: Uint8Array;
+  publicKey: Uint8Array;
+}
+
+const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+function privateKeyObject(seed: Uint8Array): KeyObject {
+  if (seed.length !== 32) throw new TypeError(`an Ed25519 private key is 32 bytes, got ${seed.length}`);
+  return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+}
+
+function publicKeyObject(publicKey: Uint8Array): KeyObject {
+  if (publicKey.length !== 32)
+    throw new TypeError(`an Ed25519 public key is 32 bytes, got ${publicKey.length}`);
+  return createPublicKey({
+    key: Buffer.concat([SPKI_ED25519_PREFIX, publicKey]),
+    format: 'der',
+    type: 'spki',
+  });
+}
+
+/** A new Ed25519 key pair (RFC 8032). */
+export function generateEd25519KeyPair(): Ed25519KeyPair {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' });
+  const spki = publicKey.export({ format: 'der', type: 'spki' });
+  return { privateKey: pkcs8.subarray(pkcs8.length - 32), publicKey: spki.subarray(spki.length - 32) };
+}
+
+/** The public key of a 32-byte Ed25519 private key (seed). */
+export function ed25519PublicKey(privateKey: Uint8Array): Uint8Array {
+  const spki = createPublicKey(privateKeyObject(privateKey)).export({ format: 'der', type: 'spki' });
+  return spki.subarray(spki.length - 32);
+}
+
+/** Ed25519 signature (64 bytes) of `message` (RFC 8032, pure Ed25519). */
+export function ed25519Sign(privateKey: Uint8Array, message: Uint8Array): Uint8Array {
+  return sign(null, message, privateKeyObject(privateKey));
+}
+
+/** True when `signature` is a valid Ed25519 signature of `message` under `publicKey`. */
+export function ed25519Verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  if (signature.length !== 64) return false;
+  try {
+    return verify(null, message, publicKeyObject(publicKey), signature);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,191 @@
+import type { Approval, LedgerRecord, Opening, StoredGrant } from '@callgate/protocol';
+import type {
+  ApprovalQuery,
+  CallRow,
+  CheckpointRow,
+  RunHead,
+  RunRow,
+  Store,
+  StoredRecord,
+  Synchronous,
+} from './store.js';
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+/**
+ * A {@link Store} in process memory: for tests, benchmarks and short-lived embedded use.
+ * Nothing survives the process; `synchronous` is `MEMORY`, and exports say so.
+ */
+export class MemoryStore implements Store {
+  readonly synchronous: Synchronous = 'MEMORY';
+  readonly #runs = new Map<string, RunRow>();
+  readonly #calls = new Map<string, CallRow[]>();
+  readonly #approvals = new Map<string, Approval>();
+  readonly #grants = new Map<string, StoredGrant>();
+  readonly #idempotency = new Map<string, string>();
+  readonly #records: StoredRecord[] = [];
+  readonly #runRecords = new Map<string, StoredRecord[]>();
+  readonly #checkpoints: CheckpointRow[] = [];
+  readonly #openings = new Map<string, Opening>();
+  readonly #meta = new Map<string, string>();
+
+  async createRun(run: RunRow): Promise<void> {
+    if (this.#runs.has(run.run_id)) throw new Error(`run ${run.run_id} exists`);
+    this.#runs.set(run.run_id, clone(run));
+  }
+  async getRun(runId: string): Promise<RunRow | undefined> {
+    const run = this.#runs.get(runId);
+    return run && clone(run);
+  }
+  async listRuns(options: { limit?: number; before?: number } = {}): Promise<RunRow[]> {
+    const { limit = 100, before = Number.POSITIVE_INFINITY } = options;
+    return [...this.#runs.values()]
+      .filter((run) => run.started_at < before)
+      .sort((a, b) => b.started_at - a.started_at || (a.run_id < b.run_id ? 1 : -1))
+      .slice(0, limit)
+      .map(clone);
+  }
+  async endRun(runId: string, status: RunRow['status'], endedAt: number): Promise<void> {
+    const run = this.#runs.get(runId);
+    if (run) Object.assign(run, { status, ended_at: endedAt });
+  }
+
+  async putCall(call: CallRow): Promise<void> {
+    const calls = this.#calls.get(call.run_id) ?? [];
+    const index = calls.findIndex((c) => c.call_id === call.call_id && c.attempt === call.attempt);
+    if (index >= 0) calls[index] = clone(call);
+    else calls.push(clone(call));
+    this.#calls.set(call.run_id, calls);
+  }
+  async listCalls(runId: string): Promise<CallRow[]> {
+    return (this.#calls.get(runId) ?? []).map(clone);
+  }
+  async getCall(runId: string, callId: string): Promise<CallRow | undefined> {
+    const attempts = (this.#calls.get(runId) ?? []).filter((c) => c.call_id === callId);
+    const last = attempts.sort((a, b) => a.attempt - b.attempt).at(-1);
+    return last && clone(last);
+  }
+
+  async createApproval(approval: Approval): Promise<void> {
+    if (this.#approvals.has(approval.id)) throw new Error(`approval ${approval.id} exists`);
+    this.#approvals.set(approval.id, clone(approval));
+  }
+  async getApproval(approvalId: string): Promise<Approval | undefined> {
+    const approval = this.#approvals.get(approvalId);
+    return approval && clone(approval);
+  }
+  async listApprovals(query: ApprovalQuery = {}): Promise<Approval[]> {
+    const { status, run_id, limit = 1000 } = query;
+    return [...this.#approvals.values()]
+      .filter(
+        (a) => (status === undefined || a.status === status) && (run_id === undefined || a.run_id === run_id),
+      )
+      .sort((a, b) => a.created_at - b.created_at)
+      .slice(0, limit)
+      .map(clone);
+  }
+  async resolveApproval(
+    approvalId: string,
+    update: Pick<Approval, 'status' | 'resolved_at'> &
+      Partial<Pick<Approval, 'reviewer' | 'response_reason' | 'edited'>>,
+  ): Promise<Approval | undefined> {
+    const approval = this.#approvals.get(approvalId);
+    if (!approval || approval.status !== 'pending') return undefined;
+    Object.assign(approval, update);
+    return clone(approval);
+  }
+
+  async putGrant(grant: StoredGrant): Promise<void> {
+    this.#grants.set(grant.token_hash, clone(grant));
+  }
+  async consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined> {
+    const grant = this.#grants.get(tokenHash);
+    if (!grant || grant.consumed_at !== undefined || grant.expires_at <= now) return undefined;
+    const before = clone(grant);
+    grant.consumed_at = now;
+    return before;
+  }
+  async findGrants(query: {
+    tool: string;
+    arguments_digest: string;
+    run_id?: string;
+    now: number;
+  }): Promise<StoredGrant[]> {
+    return [...this.#grants.values()]
+      .filter(
+        (g) =>
+          g.tool === query.tool &&
+          g.arguments_digest === query.arguments_digest &&
+          (query.run_id === undefined || g.run_id === query.run_id) &&
+          g.consumed_at === undefined &&
+          g.expires_at > query.now,
+      )
+      .map(clone);
+  }
+
+  async getIdempotencyKey(tool: string, key: string): Promise<string | undefined> {
+    return this.#idempotency.get(`${tool}\u0000${key}`);
+  }
+  async putIdempotencyKey(tool: string, key: string, callId: string): Promise<void> {
+    this.#idempotency.set(`${tool}\u0000${key}`, callId);
+  }
+
+  async appendRecords(records: StoredRecord[]): Promise<void> {
+    for (const stored of records) {
+      if (stored.record.seq !== this.#records.length) {
+        throw new Error(`append out of order: seq ${stored.record.seq}, log size ${this.#records.length}`);
+      }
+      this.#records.push(stored);
+      const list = this.#runRecords.get(stored.record.run_id) ?? [];
+      list.push(stored);
+      this.#runRecords.set(stored.record.run_id, list);
+    }
+  }
+  async ledgerSize(): Promise<number> {
+    return this.#records.length;
+  }
+  async readRecords(from: number, to: number): Promise<LedgerRecord[]> {
+    return this.#records.slice(from, to).map((r) => clone(r.record));
+  }
+  async readRunRecords(runId: string): Promise<LedgerRecord[]> {
+    return (this.#runRecords.get(runId) ?? []).map((r) => clone(r.record));
+  }
+  async readLeafHashes(from: number, to: number): Promise<Uint8Array[]> {
+    return this.#records.slice(from, to).map((r) => r.leaf_hash);
+  }
+  async runHead(runId: string): Promise<RunHead | undefined> {
+    const last = this.#runRecords.get(runId)?.at(-1);
+    return last && { run_seq: last.record.run_seq, digest: last.digest };
+  }
+
+  async putCheckpoint(checkpoint: CheckpointRow): Promise<void> {
+    this.#checkpoints.push(clone(checkpoint));
+    this.#checkpoints.sort((a, b) => a.size - b.size);
+  }
+  async latestCheckpoint(): Promise<CheckpointRow | undefined> {
+    const last = this.#checkpoints.at(-1);
+    return last && clone(last);
+  }
+  async listCheckpoints(fromSize: number, toSize: number): Promise<CheckpointRow[]> {
+    return this.#checkpoints.filter((c) => c.size >= fromSize && c.size <= toSize).map(clone);
+  }
+
+  async putOpenings(openings: Opening[]): Promise<void> {
+    for (const opening of openings) this.#openings.set(opening.commitment, clone(opening));
+  }
+  async getOpenings(commitments: string[]): Promise<Opening[]> {
+    return commitments.flatMap((c) => {
+      const opening = this.#openings.get(c);
+      return opening ? [clone(opening)] : [];
+    });
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    return this.#meta.get(key);
+  }
+  async setMeta(key: string, value: string): Promise<void> {
+    this.#meta.set(key, value);
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,164 @@
+import type {
+  Approval,
+  ApprovalStatus,
+  LedgerRecord,
+  Opening,
+  Outcome,
+  StoredGrant,
+} from '@callgate/protocol';
+
+/** A run as stored. Times are epoch milliseconds. */
+export interface RunRow {
+  run_id: string;
+  principal: string;
+  framework: string;
+  labels: Record<string, string>;
+  parent_run_id?: string;
+  status: 'running' | 'completed' | 'failed' | 'cancelled';
+  started_at: number;
+  ended_at?: number;
+}
+
+/**
+ * One attempt of one call, as the gate tracks it. `outcome` is absent until the call ends.
+ * `decision` is the effect decided (`refused` when the gate refused before deciding, e.g. invalid
+ * arguments); `approval_id` links an `ask`.
+ */
+export interface CallRow {
+  run_id: string;
+  call_id: string;
+  attempt: number;
+  minted: boolean;
+  tool: string;
+  arguments_digest: string | null;
+  decision: 'allow' | 'deny' | 'ask' | 'refused';
+  rules: string[];
+  approval_id?: string;
+  idempotency_key?: string;
+  outcome?: Outcome;
+  decided_at: number;
+  ended_at?: number;
+}
+
+/** One ledger record ready to store: the record, its RFC 8785 bytes and its RFC 9162 leaf hash. */
+export interface StoredRecord {
+  record: LedgerRecord;
+  /** RFC 8785 canonical JSON of `record`. */
+  canonical: string;
+  /** SHA-256(0x00 ‖ canonical), 32 bytes. */
+  leaf_hash: Uint8Array;
+  /** sha256:<hex> of `canonical`: the next record of the run names it as `prev`. */
+  digest: string;
+}
+
+/** The last record of a run: what the next record of that run chains to. */
+export interface RunHead {
+  run_seq: number;
+  digest: string;
+}
+
+/** A stored checkpoint: a C2SP signed note over the log's first `size` records. */
+export interface CheckpointRow {
+  size: number;
+  /** Merkle root (RFC 9162), 32 bytes. */
+  root: Uint8Array;
+  /** The signed note's full text. */
+  note: string;
+  ts: number;
+}
+
+/** Filters for listing approvals. */
+export interface ApprovalQuery {
+  status?: ApprovalStatus;
+  run_id?: string;
+  limit?: number;
+}
+
+/** Durability of the store's commits, stated in every export. */
+export type Synchronous = 'NORMAL' | 'FULL' | 'MEMORY';
+
+/**
+ * Everything the engine keeps. An implementation must make `resolveApproval` and `consumeGrant`
+ * atomic compare-and-set operations (of many concurrent callers exactly one succeeds), and must
+ * make `appendRecords` durable (per its `synchronous` mode) before its promise resolves: a
+ * resolved append is an acknowledged record and must never be lost to a process crash.
+ *
+ * Records are appended in `seq` order with no gaps; the ledger assigns `seq`, the store keeps it.
+ */
+export interface Store {
+  readonly synchronous: Synchronous;
+
+  createRun(run: RunRow): Promise<void>;
+  getRun(runId: string): Promise<RunRow | undefined>;
+  /** Newest first. `before` is a `started_at` bound (exclusive). */
+  listRuns(options?: { limit?: number; before?: number }): Promise<RunRow[]>;
+  endRun(runId: string, status: RunRow['status'], endedAt: number): Promise<void>;
+
+  /** Inserts or replaces the row of (run_id, call_id, attempt). */
+  putCall(call: CallRow): Promise<void>;
+  /** All attempts of all calls of a run, in decision order. */
+  listCalls(runId: string): Promise<CallRow[]>;
+  /** The latest attempt of one call, if any. */
+  getCall(runId: string, callId: string): Promise<CallRow | undefined>;
+
+  createApproval(approval: Approval): Promise<void>;
+  getApproval(approvalId: string): Promise<Approval | undefined>;
+  /** Oldest first. */
+  listApprovals(query?: ApprovalQuery): Promise<Approval[]>;
+  /**
+   * Moves a pending approval to its final state. Returns the updated approval, or `undefined`
+   * when it was not pending (already resolved by someone else) or does not exist.
+   */
+  resolveApproval(
+    approvalId: string,
+    update: Pick<Approval, 'status' | 'resolved_at'> &
+      Partial<Pick<Approval, 'reviewer' | 'response_reason' | 'edited'>>,
+  ): Promise<Approval | undefined>;
+
+  putGrant(grant: StoredGrant): Promise<void>;
+  /**
+   * Consumes the grant whose token hash is `tokenHash`, if it exists, is unconsumed and
+   * `expires_at > now`. Returns the grant as it was before consumption, or `undefined`.
+   */
+  consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined>;
+  /** Unconsumed, unexpired grants for `tool` and `arguments_digest`, oldest first. */
+  findGrants(query: {
+    tool: string;
+    arguments_digest: string;
+    run_id?: string;
+    now: number;
+  }): Promise<StoredGrant[]>;
+
+  /** The call id that completed a side effect under this idempotency key, if any. */
+  getIdempotencyKey(tool: string, key: string): Promise<string | undefined>;
+  putIdempotencyKey(tool: string, key: string, callId: string): Promise<void>;
+
+  /** Appends records (consecutive `seq`, starting at the current size). Durable when resolved. */
+  appendRecords(records: StoredRecord[]): Promise<void>;
+  /** How many records the log holds. */
+  ledgerSize(): Promise<number>;
+  /** Records with `from <= seq < to`, in order. */
+  readRecords(from: number, to: number): Promise<LedgerRecord[]>;
+  /** All records of one run, in `run_seq` order. */
+  readRunRecords(runId: string): Promise<LedgerRecord[]>;
+  /** Leaf hashes of records with `from <= seq < to`, in order. */
+  readLeafHashes(from: number, to: number): Promise<Uint8Array[]>;
+  /** The last record of a run, if it has any. */
+  runHead(runId: string): Promise<RunHead | undefined>;
+
+  putCheckpoint(checkpoint: CheckpointRow): Promise<void>;
+  latestCheckpoint(): Promise<CheckpointRow | undefined>;
+  /** Checkpoints with `size` in [fromSize, toSize], smallest first. */
+  listCheckpoints(fromSize: number, toSize: number): Promise<CheckpointRow[]>;
+
+  /** Vault: keeps openings of commitments (content beside the records). */
+  putOpenings(openings: Opening[]): Promise<void>;
+  getOpenings(commitments: string[]): Promise<Opening[]>;
+
+  /** Small key/value settings (e.g. the log's origin). */
+  getMeta(key: string): Promise<string | undefined>;
+  setMeta(key: string, value: string): Promise<void>;
+
+  /** Finishes pending writes and releases resources. */
+  close(): Promise<void>;
+}
