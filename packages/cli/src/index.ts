@@ -1,2 +1,2 @@
 // @callgate/cli: the public API. Anything exported here is public; add names deliberately.
-export {};
+export { buildProgram } from './program.js';

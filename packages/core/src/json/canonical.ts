@@ -40,10 +40,12 @@ export interface Commitment {
  * 8785 canonical JSON. Without the salt a commitment reveals nothing about a guessable value.
  */
 export function commit(value: unknown, salt: Uint8Array = randomBytes(16)): Commitment {
-  return {
-    commitment: sha256Digest(salt, canonicalJson(value)),
-    salt: Buffer.from(salt).toString('base64url'),
-  };
+  return commitCanonical(canonicalJson(value), salt);
+}
+
+/** {@link commit} for a value whose RFC 8785 canonical JSON text is already at hand. */
+export function commitCanonical(canonical: string, salt: Uint8Array = randomBytes(16)): Commitment {
+  return { commitment: sha256Digest(salt, canonical), salt: Buffer.from(salt).toString('base64url') };
 }
 
 /** True when `salt` (base64url) and `value` open `commitment`. */

@@ -1,0 +1,43 @@
+import { readFile } from 'node:fs/promises';
+import { verifyBundle } from '@callgate/core';
+
+export interface VerifyOptions {
+  publicKey?: string;
+  strict?: boolean;
+  expectSize?: number;
+  json?: boolean;
+  out: (line: string) => void;
+}
+
+/**
+ * `callgate verify FILE`: every check of a bundle, offline. Exit code 0 when all hold, 1 when
+ * any fails, 2 when the file cannot be read or is not JSON.
+ */
+export async function runVerify(file: string, options: VerifyOptions): Promise<number> {
+  let input: unknown;
+  try {
+    input = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    options.out(`callgate verify: cannot read ${file}: ${(error as Error).message}`);
+    return 2;
+  }
+  const report = verifyBundle(input, {
+    ...(options.publicKey ? { publicKey: options.publicKey } : {}),
+    ...(options.strict ? { strict: true } : {}),
+    ...(options.expectSize !== undefined ? { expectSize: options.expectSize } : {}),
+  });
+  if (options.json) {
+    options.out(JSON.stringify(report, null, 2));
+  } else {
+    for (const failure of report.failures) {
+      const where =
+        failure.seq !== undefined ? `record seq=${failure.seq} run=${failure.run_id ?? '?'} type=${failure.type ?? '?'}` : 'bundle';
+      options.out(`FAIL ${failure.check}: ${where}: ${failure.message}`);
+    }
+    for (const warning of report.warnings) options.out(`warning: ${warning}`);
+    options.out(
+      `${report.ok ? 'OK' : 'FAILED'}: ${report.records} records, ${report.checkpoints} checkpoints, ${report.failures.length} failed checks`,
+    );
+  }
+  return report.ok ? 0 : 1;
+}

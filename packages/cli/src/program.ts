@@ -1,0 +1,83 @@
+import { resolve } from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { runDemo } from './commands/demo.js';
+import { runExport, runRunsList, runRunsShow } from './commands/ledger.js';
+import { runVerify } from './commands/verify.js';
+
+const EXIT_CODES = `
+Exit codes:
+  0  success
+  1  the command ran and found a failure (a check failed, a run was not found)
+  2  bad usage or unreadable input`;
+
+function positiveInteger(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed < 0) throw new InvalidArgumentError('expected a whole number ≥ 0');
+  return parsed;
+}
+
+/**
+ * The `callgate` command. `setExitCode` receives each command's exit code; `print` writes a line
+ * to standard output.
+ */
+export function buildProgram(print: (line: string) => void, setExitCode: (code: number) => void): Command {
+  const program = new Command('callgate')
+    .description('callgate: decide every tool call an agent makes, bind approvals to the exact call, prove it afterwards.')
+    .showHelpAfterError()
+    .exitOverride()
+    .addHelpText('after', EXIT_CODES);
+  const dataOption = () =>
+    new Option('--data <dir>', 'data folder (SQLite database and log key)')
+      .env('CALLGATE_DATA')
+      .default('.callgate');
+
+  program
+    .command('demo')
+    .description('run a scripted agent on real files, then export, verify and show its timeline')
+    .option('--dir <dir>', 'folder for the data and the sandbox (default: a new temporary folder)')
+    .option('--interactive', 'you answer the approvals at the terminal instead of the scripted reviewer')
+    .addOption(new Option('--synchronous <mode>', 'SQLite durability').choices(['NORMAL', 'FULL']).default('NORMAL'))
+    .addHelpText('after', EXIT_CODES)
+    .action(async (options) => setExitCode(await runDemo({ ...options, out: print })));
+
+  program
+    .command('export')
+    .description('write a run as a bundle (callgate-bundle/1)')
+    .requiredOption('--run <id>', 'the run to export')
+    .option('--out <file>', 'write to this file instead of standard output')
+    .option('--openings', 'include the vault openings of the run’s commitments')
+    .addOption(dataOption())
+    .addHelpText('after', EXIT_CODES)
+    .action(async (options) =>
+      setExitCode(await runExport(resolve(options.data), { run: options.run, out: options.out, openings: options.openings, print })),
+    );
+
+  program
+    .command('verify')
+    .description('verify a bundle offline: records, chains, inclusion, checkpoints, approvals, policies, openings')
+    .argument('<file>', 'the bundle file')
+    .option('--public-key <key>', 'the log’s verifier key to pin (C2SP note key: name+id+key)')
+    .option('--strict', 'also require every run to end with run-end')
+    .option('--expect-size <n>', 'require a checkpoint covering at least this many records', positiveInteger)
+    .option('--json', 'print the report as JSON')
+    .addHelpText('after', EXIT_CODES)
+    .action(async (file, options) => setExitCode(await runVerify(file, { ...options, out: print })));
+
+  const runs = program.command('runs').description('list and show runs');
+  runs
+    .command('list')
+    .description('list runs, newest first')
+    .option('--limit <n>', 'how many', positiveInteger, 20)
+    .addOption(dataOption())
+    .addHelpText('after', EXIT_CODES)
+    .action(async (options) => setExitCode(await runRunsList(resolve(options.data), { limit: options.limit, print })));
+  runs
+    .command('show')
+    .description('show a run’s timeline')
+    .argument('<id>', 'the run id')
+    .addOption(dataOption())
+    .addHelpText('after', EXIT_CODES)
+    .action(async (id, options) => setExitCode(await runRunsShow(resolve(options.data), id, print)));
+
+  return program;
+}

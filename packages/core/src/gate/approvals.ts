@@ -1,0 +1,306 @@
+import {
+  type Approval,
+  type ApprovalResponse,
+  approvalResponseSchema,
+  CallgateError,
+  type Decision,
+  type Grant,
+} from '@callgate/protocol';
+import type { ApprovalPort } from '../approvals/port.js';
+import { digestOf } from '../json/canonical.js';
+import type { GateContext } from './context.js';
+import type { CallVerdict } from './decide.js';
+import { issueGrant } from './grants.js';
+import { approvalId } from './ids.js';
+
+/** An approval and, when it was approved, the grant it yielded (handed out until it expires). */
+export interface ApprovalState {
+  approval: Approval;
+  grant?: Grant;
+  /** The arguments to run: a reviewer's edit when the policy allows edits, else the original. */
+  arguments?: Record<string, unknown>;
+}
+
+interface Live {
+  controller: AbortController;
+  timer: ReturnType<typeof setTimeout>;
+  waiters: Set<(state: ApprovalState) => void>;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * Creates approvals, routes them to the approval ports, resolves them exactly once (answer,
+ * expiry at the wait limit, or withdrawal) and issues the grant of an approved call.
+ */
+export class ApprovalCoordinator {
+  readonly #context: GateContext;
+  readonly #ports: ApprovalPort[];
+  readonly #live = new Map<string, Live>();
+  readonly #grants = new Map<string, Grant>();
+  readonly #edited = new Map<string, Record<string, unknown>>();
+  readonly #listeners = new Set<(approval: Approval) => void>();
+
+  constructor(context: GateContext, ports: ApprovalPort[]) {
+    this.#context = context;
+    this.#ports = ports;
+  }
+
+  /** Calls `listener` with every approval created or resolved; returns an unsubscribe function. */
+  subscribe(listener: (approval: Approval) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(approval: Approval): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(approval);
+      } catch (error) {
+        this.#context.logger.warn({ error: String(error) }, 'approval listener failed');
+      }
+    }
+  }
+
+  /** Creates the approval of an `ask` verdict, records it and routes it to every port. */
+  async create(runId: string, verdict: CallVerdict, decision: Decision): Promise<Approval> {
+    const { store, ledger, clock } = this.#context;
+    const policy = this.#context.policy();
+    const now = clock();
+    const approval: Approval = {
+      id: approvalId(now),
+      run_id: runId,
+      call_id: verdict.call_id,
+      tool: verdict.tool,
+      arguments: verdict.arguments ?? {},
+      arguments_digest: verdict.arguments_digest ?? digestOf(verdict.arguments ?? {}),
+      rules: decision.rules,
+      reason: decision.reason,
+      status: 'pending',
+      created_at: now,
+      expires_at: now + policy.approval.waitMs,
+    };
+    await Promise.all([
+      store.createApproval(approval),
+      ledger.append(runId, {
+        type: 'approval-request',
+        approval_id: approval.id,
+        call_id: approval.call_id,
+        tool: approval.tool,
+        arguments_digest: approval.arguments_digest,
+        rules: approval.rules,
+        reason: approval.reason,
+        expires_at: approval.expires_at,
+      }),
+    ]);
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => {
+        this.expire(approval.id).catch((error) => this.#context.logger.error({ error: String(error) }, 'expiry failed'));
+      },
+      Math.max(0, approval.expires_at - now),
+    );
+    timer.unref?.();
+    this.#live.set(approval.id, { controller, timer, waiters: new Set(), arguments: approval.arguments as Record<string, unknown> });
+    this.#emit(approval);
+    for (const port of this.#ports) this.#dispatch(port, approval, controller.signal);
+    return approval;
+  }
+
+  #dispatch(port: ApprovalPort, approval: Approval, signal: AbortSignal): void {
+    let answer: Promise<ApprovalResponse | undefined> | undefined;
+    try {
+      answer = port.request(structuredClone(approval), { signal }) ?? undefined;
+    } catch (error) {
+      this.#context.logger.warn({ port: port.name, error: String(error) }, 'approval port failed');
+      return;
+    }
+    answer
+      ?.then(async (response) => {
+        if (response && !signal.aborted) await this.respond(approval.id, response);
+      })
+      .catch((error) => {
+        if (!(error instanceof CallgateError && error.kind === 'conflict')) {
+          this.#context.logger.warn({ port: port.name, error: String(error) }, 'approval port failed');
+        }
+      });
+  }
+
+  /**
+   * Answers a pending approval. An edit of the arguments (`response.arguments` differing from
+   * the call's) is recorded as an edit and counts as a denial unless the policy allows edits.
+   *
+   * @throws CallgateError `request-invalid` for a malformed response, `not-found` for an unknown
+   *   approval, `conflict` when it is no longer pending.
+   */
+  async respond(approvalId: string, response: ApprovalResponse): Promise<ApprovalState> {
+    const parsed = approvalResponseSchema.safeParse(response);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new CallgateError('request-invalid', `approval response: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+    }
+    const answer = parsed.data;
+    const current = await this.#context.store.getApproval(approvalId);
+    if (!current) throw new CallgateError('not-found', `no approval ${approvalId}`);
+    let edited = false;
+    let digest = current.arguments_digest;
+    if (answer.arguments !== undefined) {
+      const editedDigest = digestOf(answer.arguments);
+      edited = editedDigest !== current.arguments_digest;
+      if (edited) digest = editedDigest;
+    }
+    const allowEdits = this.#context.policy().approval.allowEdits;
+    let status: 'approved' | 'denied' = answer.approved ? 'approved' : 'denied';
+    let reason = answer.reason;
+    if (edited && status === 'approved' && !allowEdits) {
+      status = 'denied';
+      reason = `the reviewer edited the arguments, which this policy counts as a denial${reason ? `: ${reason}` : ''}`;
+    }
+    const state = await this.#resolve(current, {
+      status,
+      reviewer: answer.reviewer,
+      reason,
+      edited,
+      digest: status === 'approved' ? digest : current.arguments_digest,
+      arguments: edited && status === 'approved' ? answer.arguments : undefined,
+    });
+    if (!state) throw new CallgateError('conflict', `approval ${approvalId} is no longer pending`);
+    return state;
+  }
+
+  /** Expires a pending approval whose wait limit has passed (no-op otherwise). */
+  async expire(approvalId: string): Promise<ApprovalState | undefined> {
+    const current = await this.#context.store.getApproval(approvalId);
+    if (!current || current.status !== 'pending') return undefined;
+    return this.#resolve(current, { status: 'expired', reason: 'no answer within the wait limit' });
+  }
+
+  /** Withdraws a pending approval (the caller stopped waiting, e.g. it was cancelled). */
+  async withdraw(approvalId: string, reason = 'withdrawn by the caller'): Promise<ApprovalState | undefined> {
+    const current = await this.#context.store.getApproval(approvalId);
+    if (!current || current.status !== 'pending') return undefined;
+    return this.#resolve(current, { status: 'withdrawn', reason });
+  }
+
+  async #resolve(
+    current: Approval,
+    outcome: {
+      status: 'approved' | 'denied' | 'expired' | 'withdrawn';
+      reviewer?: string;
+      reason?: string | undefined;
+      edited?: boolean;
+      digest?: string;
+      arguments?: Record<string, unknown> | undefined;
+    },
+  ): Promise<ApprovalState | undefined> {
+    const { store, ledger, clock } = this.#context;
+    const now = clock();
+    const resolved = await store.resolveApproval(current.id, {
+      status: outcome.status,
+      resolved_at: now,
+      ...(outcome.reviewer !== undefined ? { reviewer: outcome.reviewer } : {}),
+      ...(outcome.reason !== undefined ? { response_reason: outcome.reason } : {}),
+      ...(outcome.edited ? { edited: true } : {}),
+    });
+    if (!resolved) return undefined;
+    const digest = outcome.digest ?? current.arguments_digest;
+    const writes: Promise<unknown>[] = [
+      ledger.append(current.run_id, {
+        type: 'approval-response',
+        approval_id: current.id,
+        call_id: current.call_id,
+        status: outcome.status,
+        reviewer: outcome.reviewer ?? null,
+        reason: outcome.reason ?? null,
+        edited: outcome.edited ?? false,
+        arguments_digest: digest,
+      }),
+    ];
+    let grant: Grant | undefined;
+    if (outcome.status === 'approved') {
+      const ttl = this.#context.policy().approval.ttlMs;
+      grant = await issueGrant(
+        store,
+        { run_id: current.run_id, call_id: current.call_id, tool: current.tool, arguments_digest: digest },
+        ttl,
+        now,
+      );
+      this.#grants.set(current.id, grant);
+      if (outcome.arguments) this.#edited.set(current.id, outcome.arguments);
+      const forget = setTimeout(() => {
+        this.#grants.delete(current.id);
+        this.#edited.delete(current.id);
+      }, ttl);
+      forget.unref?.();
+    }
+    await Promise.all(writes);
+    const live = this.#live.get(current.id);
+    const state: ApprovalState = {
+      approval: resolved,
+      ...(grant ? { grant } : {}),
+      ...(outcome.status === 'approved'
+        ? { arguments: outcome.arguments ?? live?.arguments ?? (current.arguments as Record<string, unknown>) }
+        : {}),
+    };
+    if (live) {
+      this.#live.delete(current.id);
+      clearTimeout(live.timer);
+      live.controller.abort();
+      for (const waiter of live.waiters) waiter(state);
+    }
+    this.#emit(resolved);
+    return state;
+  }
+
+  /**
+   * The approval's current state, waiting up to `waitMs` for it to leave `pending`. A pending
+   * approval past its wait limit is expired first. `signal` ends the wait early (the approval
+   * stays pending; call {@link withdraw} to withdraw it).
+   *
+   * @throws CallgateError `not-found` for an unknown approval.
+   */
+  async get(approvalId: string, options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<ApprovalState> {
+    let approval = await this.#context.store.getApproval(approvalId);
+    if (!approval) throw new CallgateError('not-found', `no approval ${approvalId}`);
+    if (approval.status === 'pending' && approval.expires_at <= this.#context.clock()) {
+      const expired = await this.expire(approvalId);
+      approval = expired?.approval ?? (await this.#context.store.getApproval(approvalId)) ?? approval;
+    }
+    if (approval.status !== 'pending' || !options.waitMs || options.signal?.aborted) return this.#state(approval);
+    const live = this.#live.get(approvalId);
+    if (!live) return this.#state(approval);
+    const pending = approval;
+    return new Promise<ApprovalState>((resolve) => {
+      const done = (state: ApprovalState) => {
+        clearTimeout(timer);
+        live.waiters.delete(done);
+        options.signal?.removeEventListener('abort', onAbort);
+        resolve(state);
+      };
+      const onAbort = () => done(this.#state(pending));
+      const timer = setTimeout(() => done(this.#state(pending)), options.waitMs);
+      live.waiters.add(done);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  #state(approval: Approval): ApprovalState {
+    const grant = this.#grants.get(approval.id);
+    const edited = this.#edited.get(approval.id);
+    return {
+      approval,
+      ...(grant ? { grant } : {}),
+      ...(approval.status === 'approved'
+        ? { arguments: edited ?? (approval.arguments as Record<string, unknown>) }
+        : {}),
+    };
+  }
+
+  /** Stops every timer and aborts every port request (pending approvals stay pending in the store). */
+  close(): void {
+    for (const live of this.#live.values()) {
+      clearTimeout(live.timer);
+      live.controller.abort();
+    }
+    this.#live.clear();
+  }
+}

@@ -1,0 +1,240 @@
+import {
+  type Approval,
+  CallgateError,
+  type Decision,
+  type ErrorBody,
+  type Grant,
+  isCallgateError,
+  type ToolCall,
+} from '@callgate/protocol';
+import { sha256Digest } from '../crypto.js';
+import { canonicalJson } from '../json/canonical.js';
+import { readArguments } from '../json/safe-json.js';
+import type { CallRow } from '../store/store.js';
+import { commitValue, type GateContext } from './context.js';
+import { valueAtPath } from './guardrails.js';
+import { mintCallId } from './ids.js';
+import type { ProvenanceResult } from './provenance.js';
+import { validateArguments } from './registry.js';
+import type { RunState } from './run-state.js';
+
+/**
+ * The gate's answer for one call of a step.
+ * - `allowed`: the call may run with `arguments` (a `grant` is present when grants were asked for);
+ * - `pending`: an approval was created (`approval`); wait for it, then run or refuse;
+ * - `refused`: the call must not run; `error` is what the model reads as its result.
+ */
+export interface CallVerdict {
+  call_id: string;
+  minted: boolean;
+  attempt: number;
+  tool: string;
+  status: 'allowed' | 'pending' | 'refused';
+  /** The arguments that will run: parsed, validated and scrubbed. Absent when they were refused. */
+  arguments?: Record<string, unknown>;
+  arguments_digest?: string;
+  decision?: Decision;
+  approval?: Approval;
+  grant?: Grant;
+  error?: ErrorBody['error'];
+  provenance?: ProvenanceResult;
+}
+
+/** A model message to record with a step (its content is committed, never stored in the ledger). */
+export interface ModelMessage {
+  role: string;
+  content?: unknown;
+}
+
+interface Prepared {
+  verdict: CallVerdict;
+  canonical?: string;
+  idempotencyKey?: string;
+}
+
+/** The model's arguments as committed in its message: JSON-able whatever the model sent. */
+function rawArguments(value: unknown): unknown {
+  if (value === undefined) return null;
+  try {
+    canonicalJson(value);
+    return value;
+  } catch {
+    return { unreadable_base64: Buffer.from(String(value), 'utf8').toString('base64') };
+  }
+}
+
+function refusal(error: unknown): ErrorBody['error'] {
+  if (isCallgateError(error)) return error.toBody().error;
+  return { kind: 'internal', message: (error as Error)?.message ?? String(error) };
+}
+
+/** Identify, validate, scrub and guard one call (DESIGN §3 steps 1–4). */
+function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Map<string, number>): Prepared {
+  const given = typeof call.id === 'string' && call.id.length > 0 ? call.id : undefined;
+  const callId = given ?? mintCallId();
+  const attempt = Math.max(state.nextAttempt(callId), (seen.get(callId) ?? 0) + 1);
+  seen.set(callId, attempt);
+  const tool = typeof call.tool === 'string' ? call.tool : String(call.tool);
+  const verdict: CallVerdict = { call_id: callId, minted: given === undefined, attempt, tool, status: 'refused' };
+  try {
+    const registered = context.registry.get(tool);
+    if (!registered) throw new CallgateError('tool-not-found', `no tool named ${JSON.stringify(tool)}`);
+    const args = readArguments(call.arguments, context.jsonLimits);
+    validateArguments(registered, args);
+    const policy = context.policy();
+    for (const name of policy.scrub) delete args[name];
+    const canonical = canonicalJson(args);
+    verdict.arguments = args;
+    verdict.arguments_digest = sha256Digest(canonical);
+    context.guardrails.check(tool, args);
+    const runLimit = policy.limits.run.maxCalls;
+    if (runLimit !== undefined && state.callCount >= runLimit) {
+      throw new CallgateError('run-limit-exceeded', `the run has made ${state.callCount} calls, its limit is ${runLimit}`);
+    }
+    const toolLimit = policy.limits.tools[tool]?.maxCalls;
+    const toolCount = state.toolCounts.get(tool) ?? 0;
+    if (toolLimit !== undefined && toolCount >= toolLimit) {
+      throw new CallgateError('run-limit-exceeded', `${tool} was called ${toolCount} times in this run, its limit is ${toolLimit}`);
+    }
+    const spec = registered.spec;
+    let idempotencyKey: string | undefined;
+    if (spec.idempotencyKey) {
+      const value = valueAtPath(args, spec.idempotencyKey);
+      if (value !== undefined) idempotencyKey = canonicalJson(value);
+    } else if (spec.annotations?.idempotentHint === false && spec.annotations.readOnlyHint !== true) {
+      idempotencyKey = verdict.arguments_digest;
+    }
+    verdict.provenance = state.provenance.check(args);
+    return { verdict, canonical, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) };
+  } catch (error) {
+    verdict.error = refusal(error);
+    return { verdict };
+  }
+}
+
+/**
+ * Decides every call of one step before any of them runs (DESIGN §3 steps 1–6), records the
+ * model message, each decision and each approval request, and returns one verdict per call in
+ * the order given. Approvals are created here but not waited for.
+ */
+export async function decideCalls(
+  context: GateContext,
+  state: RunState,
+  calls: readonly ToolCall[],
+  options: { message?: ModelMessage; createApproval: (verdict: CallVerdict, decision: Decision) => Promise<Approval> },
+): Promise<CallVerdict[]> {
+  const runId = state.run.run_id;
+  const policy = context.policy();
+  const now = context.clock();
+  const seen = new Map<string, number>();
+  const prepared = calls.map((call) => prepare(context, state, call, seen));
+  const writes: Promise<unknown>[] = [];
+
+  if (!state.policyDigests.has(policy.digest)) {
+    state.policyDigests.add(policy.digest);
+    writes.push(context.ledger.append(runId, { type: 'policy-snapshot', policy_digest: policy.digest }));
+  }
+  if (options.message) {
+    const message = options.message;
+    const toolCalls = calls.map((call, index) => {
+      const verdict = (prepared[index] as Prepared).verdict;
+      return {
+        call_id: verdict.call_id,
+        minted: verdict.minted,
+        tool: verdict.tool,
+        // The arguments exactly as the model sent them (before parsing and scrubbing).
+        arguments_commitment: commitValue(context, rawArguments(call.arguments), writes),
+      };
+    });
+    const content = message.content === undefined ? null : commitValue(context, message.content, writes);
+    writes.push(
+      context.ledger.append(runId, {
+        type: 'model-message',
+        role: message.role,
+        content_commitment: content,
+        tool_calls: toolCalls,
+      }),
+    );
+  }
+
+  for (const item of prepared) {
+    const { verdict } = item;
+    let decision: Decision | undefined;
+    if (!verdict.error) {
+      const registered = context.registry.get(verdict.tool);
+      decision = policy.evaluate({
+        tool: {
+          name: verdict.tool,
+          ...(registered?.spec.annotations ? { annotations: registered.spec.annotations } : {}),
+          trust: registered?.spec.trust ?? (policy.isUntrusted(verdict.tool) ? 'untrusted' : 'trusted'),
+        },
+        args: verdict.arguments ?? {},
+        call: { id: verdict.call_id, attempt: verdict.attempt, minted: verdict.minted },
+        run: {
+          id: runId,
+          principal: state.run.principal,
+          framework: state.run.framework,
+          labels: state.run.labels,
+        },
+        provenance: verdict.provenance ?? { untrusted: false, sources: [] },
+      });
+      verdict.decision = decision;
+      state.count(verdict.tool);
+      if (item.idempotencyKey !== undefined && decision.effect !== 'deny') {
+        const done = await context.store.getIdempotencyKey(verdict.tool, item.idempotencyKey);
+        if (done !== undefined) {
+          verdict.error = refusal(
+            new CallgateError('idempotency-blocked', `${verdict.tool} already completed this side effect (call ${done})`),
+          );
+        }
+      }
+      if (!verdict.error) {
+        if (decision.effect === 'deny') {
+          verdict.error = { kind: 'policy-denied', message: decision.reason, rules: decision.rules };
+        } else {
+          verdict.status = decision.effect === 'allow' ? 'allowed' : 'pending';
+        }
+      }
+    }
+    const row: CallRow = {
+      run_id: runId,
+      call_id: verdict.call_id,
+      attempt: verdict.attempt,
+      minted: verdict.minted,
+      tool: verdict.tool,
+      arguments_digest: verdict.arguments_digest ?? null,
+      decision: decision && !verdict.error ? decision.effect : 'refused',
+      rules: decision?.rules ?? [],
+      ...(item.idempotencyKey !== undefined ? { idempotency_key: item.idempotencyKey } : {}),
+      decided_at: now,
+    };
+    state.remember(row);
+    writes.push(
+      context.ledger.append(runId, {
+        type: 'call-decision',
+        call_id: verdict.call_id,
+        minted: verdict.minted,
+        attempt: verdict.attempt,
+        tool: verdict.tool,
+        arguments_digest: verdict.arguments_digest ?? null,
+        arguments_commitment:
+          item.canonical === undefined ? null : commitValue(context, verdict.arguments, writes, item.canonical),
+        effect: verdict.error ? 'deny' : (decision?.effect ?? 'deny'),
+        rules: decision?.rules ?? [],
+        reason: verdict.error?.message ?? decision?.reason ?? '',
+        policy_digest: policy.digest,
+        ...(verdict.error ? { error_kind: verdict.error.kind } : {}),
+        ...(verdict.provenance?.untrusted ? { provenance_untrusted: true } : {}),
+      }),
+    );
+    if (verdict.status === 'pending' && decision) {
+      const approval = await options.createApproval(verdict, decision);
+      verdict.approval = approval;
+      row.approval_id = approval.id;
+      verdict.error = undefined;
+    }
+    writes.push(context.store.putCall(row));
+  }
+  await Promise.all(writes);
+  return prepared.map((item) => item.verdict);
+}

@@ -1,0 +1,127 @@
+import { CallgateError, type ErrorKind, type Outcome } from '@callgate/protocol';
+import { sha256Digest } from '../crypto.js';
+import { canonicalJson } from '../json/canonical.js';
+import { readArguments } from '../json/safe-json.js';
+import { commitValue, type GateContext } from './context.js';
+import type { RunState } from './run-state.js';
+
+/** How a call ended, as reported by whoever ran it (or refused it). */
+export interface CallOutcomeReport {
+  call_id: string;
+  /** Defaults to the call's latest attempt. */
+  attempt?: number;
+  /** `ok` or `error` for a call that ran; `denied` for one refused. */
+  outcome: Outcome;
+  /** The tool's result (or the refusal body); committed, never stored in the ledger. */
+  result?: unknown;
+  error_kind?: ErrorKind;
+  /** The tool name and arguments the call actually ran with: a mismatch with the decision is recorded as `changed-after-decision`. */
+  tool?: string;
+  arguments?: unknown;
+  duration_ms?: number;
+  grant_consumed?: boolean;
+}
+
+/** A tool result as JSON: values with no JSON form are recorded by their text. */
+function jsonSafe(value: unknown): unknown {
+  try {
+    canonicalJson(value);
+    return value;
+  } catch {
+    try {
+      return JSON.parse(JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? item.toString() : item)) ?? 'null');
+    } catch {
+      return { unserializable: String(value) };
+    }
+  }
+}
+
+/**
+ * Records a call's outcome (`call-end`), feeds provenance with an untrusted tool's result and
+ * marks an idempotency key as done. Returns the outcome recorded, which is
+ * `changed-after-decision` when the tool or arguments that ran differ from those decided.
+ *
+ * @throws CallgateError `not-found` when the call was never decided in this run, `conflict` when
+ *   its outcome is already recorded.
+ */
+export async function recordOutcome(context: GateContext, state: RunState, report: CallOutcomeReport): Promise<Outcome> {
+  const call = state.calls.get(report.call_id);
+  if (!call || (report.attempt !== undefined && report.attempt !== call.attempt)) {
+    throw new CallgateError('not-found', `call ${report.call_id} was not decided in run ${state.run.run_id}`, {
+      call_id: report.call_id,
+    });
+  }
+  if (call.outcome !== undefined) {
+    throw new CallgateError('conflict', `call ${report.call_id} already ended (${call.outcome})`, {
+      call_id: report.call_id,
+    });
+  }
+  let outcome = report.outcome;
+  let digest = call.arguments_digest;
+  if (report.arguments !== undefined || (report.tool !== undefined && report.tool !== call.tool)) {
+    let ranDigest: string | null = null;
+    try {
+      if (report.arguments !== undefined) ranDigest = sha256Digest(canonicalJson(readArguments(report.arguments, context.jsonLimits)));
+    } catch {
+      ranDigest = null;
+    }
+    const changedTool = report.tool !== undefined && report.tool !== call.tool;
+    const changedArguments = report.arguments !== undefined && ranDigest !== call.arguments_digest;
+    if ((changedTool || changedArguments) && (outcome === 'ok' || outcome === 'error')) {
+      outcome = 'changed-after-decision';
+      if (changedArguments) digest = ranDigest;
+    }
+  }
+  const now = context.clock();
+  call.outcome = outcome;
+  call.ended_at = now;
+  const writes: Promise<unknown>[] = [];
+  const resultCommitment = report.result === undefined ? null : commitValue(context, jsonSafe(report.result), writes);
+  const errorKind: ErrorKind | undefined =
+    report.error_kind ?? (outcome === 'error' ? 'tool-error' : outcome === 'changed-after-decision' ? 'grant-invalid' : undefined);
+  writes.push(
+    context.ledger.append(state.run.run_id, {
+      type: 'call-end',
+      call_id: call.call_id,
+      attempt: call.attempt,
+      tool: call.tool,
+      outcome,
+      arguments_digest: digest,
+      result_commitment: resultCommitment,
+      ...(errorKind ? { error_kind: errorKind } : {}),
+      ...(report.duration_ms !== undefined ? { duration_ms: report.duration_ms } : {}),
+      grant_consumed: report.grant_consumed ?? false,
+    }),
+    context.store.putCall(call),
+  );
+  if (outcome === 'ok') {
+    const registered = context.registry.get(call.tool);
+    const untrusted = registered?.spec.trust === 'untrusted' || context.policy().isUntrusted(call.tool);
+    if (untrusted && report.result !== undefined) state.provenance.observe(call.tool, report.result);
+    if (call.idempotency_key !== undefined) {
+      writes.push(context.store.putIdempotencyKey(call.tool, call.idempotency_key, call.call_id));
+    }
+  }
+  await Promise.all(writes);
+  return outcome;
+}
+
+/**
+ * Records `decided-not-completed` for every call of the run that was allowed or approved but
+ * whose outcome never arrived. Returns how many were recorded.
+ */
+export async function closeOpenCalls(context: GateContext, state: RunState): Promise<number> {
+  let count = 0;
+  for (const call of state.calls.values()) {
+    if (call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') continue;
+    const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
+    if (approval && approval.status !== 'approved') {
+      const kind = approval.status === 'denied' ? 'approval-denied' : approval.status === 'pending' ? 'approval-pending' : 'approval-expired';
+      await recordOutcome(context, state, { call_id: call.call_id, outcome: 'denied', error_kind: kind });
+    } else {
+      await recordOutcome(context, state, { call_id: call.call_id, outcome: 'decided-not-completed' });
+    }
+    count++;
+  }
+  return count;
+}

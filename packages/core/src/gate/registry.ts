@@ -1,0 +1,84 @@
+import { CallgateError, type ToolSpec, toolSpecSchema } from '@callgate/protocol';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+
+/** A registered tool: its spec and its compiled argument validator. */
+export interface RegisteredTool {
+  spec: ToolSpec;
+  validate: ValidateFunction;
+}
+
+/**
+ * The tool specs an engine knows. Each spec's input schema (JSON Schema draft 2020-12) is
+ * compiled once with Ajv when the tool is added.
+ */
+export class ToolRegistry {
+  readonly #ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+  readonly #tools = new Map<string, RegisteredTool>();
+
+  constructor(specs: Iterable<ToolSpec> = []) {
+    for (const spec of specs) this.add(spec);
+  }
+
+  /**
+   * Adds or replaces a tool.
+   * @throws CallgateError `request-invalid` when the spec is malformed or its schema does not compile.
+   */
+  add(spec: ToolSpec): void {
+    const parsed = toolSpecSchema.safeParse(spec);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new CallgateError(
+        'request-invalid',
+        `tool spec ${JSON.stringify((spec as { name?: unknown })?.name)}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+      );
+    }
+    let validate: ValidateFunction;
+    try {
+      validate = this.#ajv.compile(parsed.data.inputSchema);
+    } catch (error) {
+      throw new CallgateError(
+        'request-invalid',
+        `tool ${spec.name}: its input schema does not compile: ${(error as Error).message}`,
+      );
+    }
+    this.#tools.set(spec.name, { spec: parsed.data, validate });
+  }
+
+  /** Removes a tool; true when it was there. */
+  remove(name: string): boolean {
+    return this.#tools.delete(name);
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.#tools.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  /** Every registered spec, in insertion order. */
+  specs(): ToolSpec[] {
+    return [...this.#tools.values()].map((tool) => tool.spec);
+  }
+}
+
+/**
+ * Validates `args` against the tool's input schema.
+ * @throws CallgateError `tool-args-invalid` listing each failing JSON path and why.
+ */
+export function validateArguments(tool: RegisteredTool, args: Record<string, unknown>): void {
+  if (tool.validate(args)) return;
+  const problems = (tool.validate.errors ?? []).slice(0, 5).map((error) => {
+    const at = `arguments${error.instancePath.replace(/\//g, '.')}`;
+    const extra =
+      error.keyword === 'additionalProperties'
+        ? ` (${String((error.params as { additionalProperty?: string }).additionalProperty)})`
+        : '';
+    return `${at} ${error.message ?? 'is invalid'}${extra}`;
+  });
+  const first = tool.validate.errors?.[0];
+  throw new CallgateError('tool-args-invalid', `${tool.spec.name}: ${problems.join('; ')}`, {
+    path: first ? `arguments${first.instancePath.replace(/\//g, '.')}` : 'arguments',
+  });
+}

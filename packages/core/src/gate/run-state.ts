@@ -1,0 +1,89 @@
+import { CallgateError } from '@callgate/protocol';
+import type { CallRow, RunRow, Store } from '../store/store.js';
+import { ProvenanceTracker } from './provenance.js';
+
+/**
+ * What the gate keeps in memory for one open run: call attempts, call counts (for limits),
+ * provenance and the policy digests already snapshotted. Rebuilt from the store when a run is
+ * first touched by this process, so a restarted server continues a run where it was.
+ */
+export class RunState {
+  readonly run: RunRow;
+  readonly provenance = new ProvenanceTracker();
+  readonly policyDigests = new Set<string>();
+  /** Latest attempt of each call id: its row. */
+  readonly calls = new Map<string, CallRow>();
+  /** Calls counted toward limits: all that were decided (not refused before the decision). */
+  callCount = 0;
+  readonly toolCounts = new Map<string, number>();
+
+  constructor(run: RunRow) {
+    this.run = run;
+  }
+
+  nextAttempt(callId: string): number {
+    return (this.calls.get(callId)?.attempt ?? 0) + 1;
+  }
+
+  count(tool: string): void {
+    this.callCount++;
+    this.toolCounts.set(tool, (this.toolCounts.get(tool) ?? 0) + 1);
+  }
+
+  remember(call: CallRow): void {
+    const known = this.calls.get(call.call_id);
+    if (!known || known.attempt <= call.attempt) this.calls.set(call.call_id, call);
+  }
+}
+
+/** The open runs of one engine. */
+export class RunStates {
+  readonly #store: Store;
+  readonly #states = new Map<string, RunState>();
+  readonly #loading = new Map<string, Promise<RunState>>();
+
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  add(run: RunRow): RunState {
+    const state = new RunState(run);
+    this.#states.set(run.run_id, state);
+    return state;
+  }
+
+  /**
+   * The state of an open run.
+   * @throws CallgateError `not-found` for an unknown run, `conflict` for a run that has ended.
+   */
+  async get(runId: string): Promise<RunState> {
+    const cached = this.#states.get(runId);
+    if (cached) return cached;
+    let loading = this.#loading.get(runId);
+    if (!loading) {
+      loading = this.#load(runId).finally(() => this.#loading.delete(runId));
+      this.#loading.set(runId, loading);
+    }
+    return loading;
+  }
+
+  forget(runId: string): void {
+    this.#states.delete(runId);
+  }
+
+  async #load(runId: string): Promise<RunState> {
+    const run = await this.#store.getRun(runId);
+    if (!run) throw new CallgateError('not-found', `no run ${runId}`);
+    if (run.status !== 'running') throw new CallgateError('conflict', `run ${runId} has ended (${run.status})`);
+    const state = new RunState(run);
+    for (const call of await this.#store.listCalls(runId)) {
+      state.remember(call);
+      if (call.decision !== 'refused') state.count(call.tool);
+    }
+    for (const record of await this.#store.readRunRecords(runId)) {
+      if (record.type === 'policy-snapshot') state.policyDigests.add(record.policy_digest);
+    }
+    this.#states.set(runId, state);
+    return state;
+  }
+}

@@ -1,0 +1,94 @@
+import { CallgateError } from '@callgate/protocol';
+import { describe, expect, it } from 'vitest';
+import { checkJsonValue, parseJsonStrict, readArguments } from './safe-json.js';
+
+function refusal(run: () => unknown): CallgateError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(CallgateError);
+    expect((error as CallgateError).kind).toBe('tool-args-invalid');
+    return error as CallgateError;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('readArguments', () => {
+  it('parses a JSON string of an object and passes an object through', () => {
+    expect(readArguments('{"a":1,"b":[true,null,"x"]}')).toEqual({ a: 1, b: [true, null, 'x'] });
+    expect(readArguments({ a: 1 })).toEqual({ a: 1 });
+    expect(readArguments(undefined)).toEqual({});
+    expect(readArguments('')).toEqual({});
+  });
+
+  it('refuses invalid JSON naming the line and column', () => {
+    const error = refusal(() => readArguments('{"a": 1,\n "b": }'));
+    expect(error.message).toMatch(/not valid JSON/);
+    expect(error.message).toMatch(/line 2, column 7/);
+  });
+
+  it('refuses a value that is not an object', () => {
+    expect(refusal(() => readArguments('[1,2]')).message).toMatch(/must be a JSON object, got an array/);
+    expect(refusal(() => readArguments('42')).message).toMatch(/got a number/);
+    expect(refusal(() => readArguments('null')).message).toMatch(/got null/);
+  });
+
+  it('refuses integers beyond ±(2^53−1) given as numbers, seeing the original digits', () => {
+    const error = refusal(() => readArguments('{"amount": 9007199254740993}'));
+    expect(error.message).toMatch(/9007199254740993/);
+    expect(error.message).toMatch(/2\^53/);
+    expect(refusal(() => readArguments('{"n": -9007199254740992}')).message).toMatch(/-9007199254740992/);
+    expect(readArguments('{"n": 9007199254740991}')).toEqual({ n: 9007199254740991 });
+    expect(refusal(() => readArguments({ n: 2 ** 60 })).details.path).toBe('arguments.n');
+  });
+
+  it('refuses numbers too large to represent (Infinity) and non-finite values', () => {
+    expect(refusal(() => readArguments('{"x": 1e400}')).message).toMatch(/too large/);
+    expect(refusal(() => readArguments({ x: Number.NaN })).message).toMatch(/NaN is not a JSON number/);
+    expect(refusal(() => readArguments({ x: [Number.POSITIVE_INFINITY] })).details.path).toBe('arguments.x[0]');
+  });
+
+  it('refuses lone surrogates in strings and keys', () => {
+    expect(refusal(() => readArguments('{"s": "\\ud800"}')).message).toMatch(/lone UTF-16 surrogate/);
+    expect(refusal(() => readArguments({ s: 'a\udc00b' })).details.path).toBe('arguments.s');
+    expect(readArguments({ s: '😀' })).toEqual({ s: '😀' });
+  });
+
+  it('refuses nesting deeper than 64', () => {
+    const deep = `${'{"a":'.repeat(70)}1${'}'.repeat(70)}`;
+    expect(refusal(() => readArguments(deep)).message).toMatch(/nesting deeper than 64/);
+    const ok = `${'{"a":'.repeat(63)}1${'}'.repeat(63)}`;
+    expect(() => readArguments(ok)).not.toThrow();
+  });
+
+  it('refuses arguments over the size limit, configurable', () => {
+    const big = JSON.stringify({ text: 'x'.repeat(2 * 1024 * 1024) });
+    expect(refusal(() => readArguments(big)).message).toMatch(/over the limit of 1048576/);
+    expect(refusal(() => readArguments({ text: 'x'.repeat(200) }, { maxBytes: 100, maxDepth: 64 })).message).toMatch(
+      /over the size limit of 100 bytes/,
+    );
+  });
+
+  it('refuses keys that would pollute prototypes', () => {
+    for (const key of ['__proto__', 'constructor', 'prototype']) {
+      const error = refusal(() => readArguments(`{"outer": {"${key}": {"admin": true}}}`));
+      expect(error.message).toContain(`"${key}"`);
+      expect(error.details.path).toBe(`arguments.outer.${key}`);
+    }
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
+  it('refuses duplicate keys', () => {
+    expect(refusal(() => readArguments('{"a": 1, "a": 2}')).message).toMatch(/Duplicate key/);
+  });
+
+  it('refuses values that are not plain JSON', () => {
+    expect(refusal(() => checkJsonValue({ when: new Date() })).message).toMatch(/Date object is not JSON/);
+    expect(refusal(() => checkJsonValue({ f: () => 1 })).message).toMatch(/function is not JSON/);
+    expect(refusal(() => checkJsonValue({ b: 1n })).message).toMatch(/bigint is not JSON/);
+  });
+
+  it('parseJsonStrict names what it parsed', () => {
+    expect(refusal(() => parseJsonStrict('{', 'result')).message).toMatch(/^result is not valid JSON/);
+  });
+});

@@ -1,0 +1,151 @@
+import { CallgateError } from '@callgate/protocol';
+import { parse as parseLossless } from 'lossless-json';
+
+/** Limits on a JSON value taken from a model. */
+export interface JsonLimits {
+  /** Largest accepted size in bytes of the value's JSON text (UTF-8). Default 1 MiB. */
+  maxBytes: number;
+  /** Deepest accepted nesting of objects and arrays. Default 64. */
+  maxDepth: number;
+}
+
+export const DEFAULT_JSON_LIMITS: JsonLimits = { maxBytes: 1024 * 1024, maxDepth: 64 };
+
+/** Object keys refused anywhere in a value: they would pollute prototypes in careless code. */
+const POLLUTING_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+const refuse = (message: string, path: string): never => {
+  throw new CallgateError('tool-args-invalid', message, { path });
+};
+
+function describeNumber(text: string, path: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value)) refuse(`${path}: the number ${text} is too large to represent`, path);
+  if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    refuse(
+      `${path}: the integer ${text} is beyond ±(2^53−1) and would lose precision; send it as a string`,
+      path,
+    );
+  }
+  return value;
+}
+
+function lineAndColumn(text: string, position: number): string {
+  let line = 1;
+  let column = 1;
+  for (let index = 0; index < position && index < text.length; index++) {
+    if (text.charCodeAt(index) === 10) {
+      line++;
+      column = 1;
+    } else column++;
+  }
+  return `line ${line}, column ${column}`;
+}
+
+/**
+ * Parses JSON text taken from a model, seeing every number's original digits (so an integer
+ * beyond ±(2^53−1) is refused rather than silently rounded) and refusing duplicate keys.
+ * The result also passes {@link checkJsonValue}.
+ *
+ * @param text JSON text (RFC 8259).
+ * @param path what the text is, for messages (e.g. `arguments`).
+ * @throws CallgateError `tool-args-invalid` naming the position or the JSON path and the reason.
+ */
+export function parseJsonStrict(text: string, path = 'arguments', limits: JsonLimits = DEFAULT_JSON_LIMITS): unknown {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > limits.maxBytes) refuse(`${path} is ${bytes} bytes, over the limit of ${limits.maxBytes}`, path);
+  let value: unknown;
+  try {
+    value = parseLossless(text, null, (digits) => describeNumber(digits, `${path} (number ${digits})`));
+  } catch (error) {
+    if (error instanceof CallgateError) throw error;
+    const message = (error as Error).message;
+    const match = /position (\d+)/.exec(message);
+    const where = match ? ` (${lineAndColumn(text, Number(match[1]))})` : '';
+    throw new CallgateError('tool-args-invalid', `${path} is not valid JSON: ${message}${where}`, { path });
+  }
+  checkJsonValue(value, path, limits);
+  return value;
+}
+
+function hasLoneSurrogate(value: string): boolean {
+  for (let index = 0; index < value.length; index++) {
+    const code = value.charCodeAt(index);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = value.charCodeAt(index + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return true;
+      index++;
+    } else if (code >= 0xdc00 && code <= 0xdfff) return true;
+  }
+  return false;
+}
+
+const keyPath = (path: string, key: string) => (/^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`);
+
+/**
+ * Checks that `value` is plain JSON a tool may receive: only null, booleans, finite numbers
+ * (integers within ±(2^53−1)), strings without lone surrogates, arrays and plain objects; no
+ * key `__proto__`, `constructor` or `prototype`; nesting at most `limits.maxDepth`; JSON size
+ * at most `limits.maxBytes`.
+ *
+ * @throws CallgateError `tool-args-invalid` whose message and `details.path` name the value.
+ */
+export function checkJsonValue(value: unknown, path = 'arguments', limits: JsonLimits = DEFAULT_JSON_LIMITS): void {
+  let bytes = 0;
+  const visit = (node: unknown, at: string, depth: number): void => {
+    if (node === null || typeof node === 'boolean') {
+      bytes += 5;
+    } else if (typeof node === 'number') {
+      if (!Number.isFinite(node)) refuse(`${at}: ${node} is not a JSON number`, at);
+      if (Number.isInteger(node) && !Number.isSafeInteger(node)) {
+        refuse(`${at}: the integer ${node} is beyond ±(2^53−1) and has lost precision; send it as a string`, at);
+      }
+      bytes += 8;
+    } else if (typeof node === 'string') {
+      if (hasLoneSurrogate(node)) refuse(`${at}: the string holds a lone UTF-16 surrogate`, at);
+      bytes += node.length + 2;
+    } else if (Array.isArray(node)) {
+      if (depth >= limits.maxDepth) refuse(`${at}: nesting deeper than ${limits.maxDepth}`, at);
+      node.forEach((item, index) => {
+        visit(item, `${at}[${index}]`, depth + 1);
+      });
+      bytes += node.length + 2;
+    } else if (typeof node === 'object') {
+      const prototype = Object.getPrototypeOf(node);
+      if (prototype !== Object.prototype && prototype !== null) {
+        refuse(`${at}: a ${prototype?.constructor?.name ?? 'non-plain'} object is not JSON`, at);
+      }
+      if (depth >= limits.maxDepth) refuse(`${at}: nesting deeper than ${limits.maxDepth}`, at);
+      for (const key of Object.keys(node)) {
+        const child = keyPath(at, key);
+        if (POLLUTING_KEYS.has(key)) refuse(`${child}: the key "${key}" is not accepted`, child);
+        if (hasLoneSurrogate(key)) refuse(`${at}: a key holds a lone UTF-16 surrogate`, at);
+        bytes += key.length + 3;
+        visit((node as Record<string, unknown>)[key], child, depth + 1);
+      }
+      bytes += 2;
+    } else {
+      refuse(`${at}: a ${typeof node} is not JSON`, at);
+    }
+    if (bytes > limits.maxBytes) refuse(`${path} is over the size limit of ${limits.maxBytes} bytes`, path);
+  };
+  visit(value, path, 0);
+}
+
+/**
+ * A tool call's arguments as the model gave them (an object, or JSON text of one), checked and
+ * returned as a plain object. `undefined`, `null` and `""` mean no arguments (`{}`).
+ *
+ * @throws CallgateError `tool-args-invalid` when the text is not JSON, the value is not an
+ *   object, or {@link checkJsonValue} refuses it.
+ */
+export function readArguments(input: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): Record<string, unknown> {
+  if (input === undefined || input === null || input === '') return {};
+  const value = typeof input === 'string' ? parseJsonStrict(input, 'arguments', limits) : input;
+  if (typeof input !== 'string') checkJsonValue(value, 'arguments', limits);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    const kind = Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`;
+    refuse(`arguments must be a JSON object, got ${kind}`, 'arguments');
+  }
+  return value as Record<string, unknown>;
+}
