@@ -1,0 +1,2 @@
+// @callgate/ai-sdk: the public API. Anything exported here is public; add names deliberately.
+export {};

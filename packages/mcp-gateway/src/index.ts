@@ -1,0 +1,2 @@
+// @callgate/mcp-gateway: the public API. Anything exported here is public; add names deliberately.
+export {};

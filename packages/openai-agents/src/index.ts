@@ -1,0 +1,2 @@
+// @callgate/openai-agents: the public API. Anything exported here is public; add names deliberately.
+export {};
