@@ -16,6 +16,7 @@ export const RECORD_TYPES = [
   'call-end',
   'gap',
   'run-end',
+  'mcp-exchange',
 ] as const;
 export const recordTypeSchema = z.enum(RECORD_TYPES);
 export type RecordType = z.infer<typeof recordTypeSchema>;
@@ -118,6 +119,21 @@ export const runEndBody = z.object({
   calls: z.number().int().min(0),
 });
 
+/**
+ * A request the MCP gateway passed through to an upstream that is not a tool call (resources,
+ * prompts, completions, logging): which method, which upstream and target (a resource URI or a
+ * prompt name), and commitments of the parameters and the result.
+ */
+export const mcpExchangeBody = z.object({
+  type: z.literal('mcp-exchange'),
+  method: z.string(),
+  upstream: z.string(),
+  target: z.string().nullable(),
+  params_commitment: digestSchema,
+  result_commitment: digestSchema.nullable(),
+  error_kind: errorKindSchema.optional(),
+});
+
 export const recordBodySchema = z.discriminatedUnion('type', [
   runStartBody,
   policySnapshotBody,
@@ -128,6 +144,7 @@ export const recordBodySchema = z.discriminatedUnion('type', [
   callEndBody,
   gapBody,
   runEndBody,
+  mcpExchangeBody,
 ]);
 /** The type-specific part of a record, as the engine hands it to the ledger. */
 export type RecordBody = z.infer<typeof recordBodySchema>;
@@ -142,6 +159,7 @@ export const ledgerRecordSchema = z.discriminatedUnion('type', [
   callEndBody.extend(base).strict(),
   gapBody.extend(base).strict(),
   runEndBody.extend(base).strict(),
+  mcpExchangeBody.extend(base).strict(),
 ]);
 /** One ledger record, format version 1. Its canonical bytes are RFC 8785 JSON. */
 export type LedgerRecord = z.infer<typeof ledgerRecordSchema>;

@@ -1,0 +1,191 @@
+// CEL conditions (`when:`) with @marcbachmann/cel-js: compiled once at load, evaluated per call.
+//
+// Two environments. The checking one declares `call`, `run`, `tool` and `provenance` with their
+// exact fields, so a misspelt field (`provenance.untrustd`) or a type mistake is refused at load.
+// The running one declares them as plain maps: cel-js converts schema-typed values into wrapper
+// objects on every evaluation (about 3x slower), and the values we pass are exactly those shapes.
+//
+// Numbers: a JSON number that is a safe integer is handed to CEL as an `int` (a BigInt), any
+// other as a `double`. CEL compares int and double across types, so `args.amount > 1000` holds
+// for 1500 and 1000.5 alike, and int arithmetic (`args.count + 1`, `args.n % 2`, list indexes)
+// works on whole numbers. Mixed arithmetic (`args.amount + 0.5` on a whole amount) has no CEL
+// overload; write `double(args.amount) + 0.5`.
+
+import type { ToolAnnotations, Trust } from '@callgate/protocol';
+import { Environment } from '@marcbachmann/cel-js';
+import type { AnnotationHint, PolicyInput } from './types.js';
+
+/** The variables a condition sees, with integers as BigInts. */
+export interface ConditionContext {
+  readonly args: unknown;
+  readonly call: { readonly id: string; readonly attempt: bigint | number; readonly minted: boolean };
+  readonly run: PolicyInput['run'];
+  readonly tool: { readonly name: string; readonly trust: Trust; readonly annotations: EffectiveAnnotations };
+  readonly provenance: PolicyInput['provenance'];
+}
+
+/** A tool's annotations with every MCP hint present (absent hints take their MCP defaults). */
+export type EffectiveAnnotations = Readonly<Record<AnnotationHint, boolean>> & { readonly title?: string };
+
+/** What evaluating a condition gave: a match, no match, or why it could not be evaluated. */
+export type ConditionOutcome = true | false | { readonly error: string };
+
+/** A compiled condition. */
+export interface Condition {
+  readonly text: string;
+  evaluate(context: ConditionContext): ConditionOutcome;
+}
+
+/** Why a condition does not compile: a sentence and the character offset it concerns. */
+export interface ConditionProblem {
+  readonly message: string;
+  readonly offset: number;
+}
+
+const ARGUMENT_DEPTH_LIMIT = 64;
+
+let checkingEnvironment: Environment | undefined;
+let runningEnvironment: Environment | undefined;
+
+function environments(): { checking: Environment; running: Environment } {
+  checkingEnvironment ??= new Environment()
+    .registerVariable('args', 'map')
+    .registerVariable({ name: 'call', schema: { id: 'string', attempt: 'int', minted: 'bool' } })
+    .registerVariable({
+      name: 'run',
+      schema: { id: 'string', principal: 'string', framework: 'string', labels: 'map<string, string>' },
+    })
+    .registerVariable({
+      name: 'tool',
+      schema: {
+        name: 'string',
+        trust: 'string',
+        annotations: {
+          title: 'string',
+          readOnlyHint: 'bool',
+          destructiveHint: 'bool',
+          idempotentHint: 'bool',
+          openWorldHint: 'bool',
+        },
+      },
+    })
+    .registerVariable({ name: 'provenance', schema: { untrusted: 'bool', sources: 'list<string>' } });
+  runningEnvironment ??= new Environment()
+    .registerVariable('args', 'map')
+    .registerVariable('call', 'map')
+    .registerVariable('run', 'map')
+    .registerVariable('tool', 'map')
+    .registerVariable('provenance', 'map');
+  return { checking: checkingEnvironment, running: runningEnvironment };
+}
+
+/**
+ * Compiles the CEL condition `text`: parses it, type-checks it against the declared variables
+ * and requires a `bool` (or a dynamic value, checked when evaluated). Never throws.
+ */
+export function compileCondition(text: string): { condition: Condition } | { problem: ConditionProblem } {
+  const { checking, running } = environments();
+  let program: (context: ConditionContext) => unknown;
+  try {
+    program = running.parse(text);
+  } catch (error) {
+    return { problem: celProblem('CEL syntax error', error) };
+  }
+  const checked = checking.check(text);
+  if (!checked.valid) return { problem: celProblem('CEL type error', checked.error) };
+  if (checked.type !== 'bool' && checked.type !== 'dyn') {
+    return {
+      problem: { message: `the condition gives ${checked.type ?? 'no value'}, not a bool`, offset: 0 },
+    };
+  }
+  return {
+    condition: {
+      text,
+      evaluate(context: ConditionContext): ConditionOutcome {
+        try {
+          const result = program(context);
+          if (typeof result === 'boolean') return result;
+          return { error: `the condition gave ${celTypeName(result)}, not a bool` };
+        } catch (error) {
+          return { error: errorSummary(error) };
+        }
+      },
+    },
+  };
+}
+
+/**
+ * The CEL variables for one call: arguments with safe integers as BigInts, `call.attempt` as a
+ * BigInt, `tool.trust` (untrusted when the tool says so or the policy lists it) and every
+ * annotation hint filled in.
+ */
+export function conditionContext(input: PolicyInput, policyUntrusted: boolean): ConditionContext {
+  const trust: Trust = policyUntrusted || input.tool.trust === 'untrusted' ? 'untrusted' : 'trusted';
+  return {
+    args: toCelValue(input.args, 0),
+    call: {
+      id: input.call.id,
+      attempt: toCelValue(input.call.attempt, 0) as bigint | number,
+      minted: input.call.minted,
+    },
+    run: input.run,
+    tool: { name: input.tool.name, trust, annotations: effectiveAnnotations(input.tool.annotations) },
+    provenance: input.provenance,
+  };
+}
+
+/**
+ * A tool's hints with the MCP 2025-11-25 defaults for absent ones: readOnlyHint false,
+ * destructiveHint true (false for a read-only tool), idempotentHint false, openWorldHint true.
+ */
+export function effectiveAnnotations(annotations: ToolAnnotations | undefined): EffectiveAnnotations {
+  const readOnly = hint(annotations?.readOnlyHint, false);
+  const effective = {
+    readOnlyHint: readOnly,
+    destructiveHint: hint(annotations?.destructiveHint, !readOnly),
+    idempotentHint: hint(annotations?.idempotentHint, false),
+    openWorldHint: hint(annotations?.openWorldHint, true),
+  };
+  return typeof annotations?.title === 'string' ? { ...effective, title: annotations.title } : effective;
+}
+
+/** A declared hint, or the default when it is absent or not a boolean (a misbehaving server). */
+function hint(value: unknown, fallback: boolean): boolean {
+  return typeof value === 'boolean' ? value : fallback;
+}
+
+/** A JSON value as CEL reads it: safe integers become BigInts (CEL `int`), the rest is kept. */
+export function toCelValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? BigInt(value) : value;
+  if (typeof value !== 'object' || value === null || depth >= ARGUMENT_DEPTH_LIMIT) return value;
+  if (Array.isArray(value)) return value.map((item) => toCelValue(item, depth + 1));
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  const result: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(value)) {
+    result[key] = toCelValue((value as Record<string, unknown>)[key], depth + 1);
+  }
+  return result;
+}
+
+function celProblem(label: string, error: unknown): ConditionProblem {
+  const range = (error as { range?: { start?: number } } | undefined)?.range;
+  const offset = typeof range?.start === 'number' ? range.start : 0;
+  return { message: `${label} at character ${offset + 1}: ${errorSummary(error)}`, offset };
+}
+
+function errorSummary(error: unknown): string {
+  const summary = (error as { summary?: unknown } | undefined)?.summary;
+  if (typeof summary === 'string' && summary !== '') return summary;
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? message;
+}
+
+function celTypeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'bigint') return 'an int';
+  if (typeof value === 'number') return 'a double';
+  if (typeof value === 'string') return 'a string';
+  if (Array.isArray(value)) return 'a list';
+  return `a ${typeof value}`;
+}
