@@ -3,6 +3,7 @@ import {
   type ApprovalResponse,
   type Bundle,
   CallgateError,
+  type ErrorKind,
   type Grant,
   type Outcome,
   type StoredGrant,
@@ -16,7 +17,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Policy } from '../policy/index.js';
 import type { ApprovalQuery, RunRow, Store } from '../store/store.js';
 import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
-import type { GateContext } from './context.js';
+import { commitValue, type GateContext } from './context.js';
 import { type CallVerdict, decideCalls, type ModelMessage } from './decide.js';
 import { consumeGrant, type GrantBinding, issueGrant } from './grants.js';
 import { type GuardrailOptions, Guardrails } from './guardrails.js';
@@ -158,6 +159,44 @@ export class Engine {
       }
     }
     return verdicts;
+  }
+
+  /**
+   * Records a model message that asked for no tool calls (e.g. the final answer). Its content
+   * is committed (kept in the vault when the vault is on), never stored in the ledger.
+   */
+  async recordMessage(runId: string, message: ModelMessage): Promise<void> {
+    await this.#runs.get(runId);
+    const writes: Promise<unknown>[] = [];
+    const content = message.content === undefined ? null : commitValue(this.#context, message.content, writes);
+    writes.push(
+      this.ledger.append(runId, { type: 'model-message', role: message.role, content_commitment: content, tool_calls: [] }),
+    );
+    await Promise.all(writes);
+  }
+
+  /**
+   * Records an MCP request passed through to an upstream that is not a tool call (resources,
+   * prompts, completions, logging). Parameters and result are committed, never stored.
+   */
+  async recordExchange(
+    runId: string,
+    exchange: { method: string; upstream: string; target?: string | null; params: unknown; result?: unknown; error_kind?: ErrorKind },
+  ): Promise<void> {
+    await this.#runs.get(runId);
+    const writes: Promise<unknown>[] = [];
+    writes.push(
+      this.ledger.append(runId, {
+        type: 'mcp-exchange',
+        method: exchange.method,
+        upstream: exchange.upstream,
+        target: exchange.target ?? null,
+        params_commitment: commitValue(this.#context, exchange.params ?? null, writes),
+        result_commitment: exchange.result === undefined ? null : commitValue(this.#context, exchange.result, writes),
+        ...(exchange.error_kind ? { error_kind: exchange.error_kind } : {}),
+      }),
+    );
+    await Promise.all(writes);
   }
 
   /** An approval, waiting up to `waitMs` (long-poll) for it to be answered. */

@@ -1,5 +1,6 @@
 import type { Approval, LedgerRecord, Opening, StoredGrant } from '@callgate/protocol';
 import type {
+  ApiKeyRow,
   ApprovalQuery,
   CallRow,
   CheckpointRow,
@@ -28,6 +29,7 @@ export class MemoryStore implements Store {
   readonly #checkpoints: CheckpointRow[] = [];
   readonly #openings = new Map<string, Opening>();
   readonly #meta = new Map<string, string>();
+  readonly #keys = new Map<string, ApiKeyRow>();
 
   async createRun(run: RunRow): Promise<void> {
     if (this.#runs.has(run.run_id)) throw new Error(`run ${run.run_id} exists`);
@@ -178,6 +180,29 @@ export class MemoryStore implements Store {
       const opening = this.#openings.get(c);
       return opening ? [clone(opening)] : [];
     });
+  }
+
+  async putApiKey(key: ApiKeyRow): Promise<void> {
+    for (const existing of this.#keys.values()) {
+      if (existing.name === key.name && existing.revoked_at === undefined) throw new Error(`an API key named ${key.name} exists`);
+    }
+    this.#keys.set(key.key_hash, clone(key));
+  }
+  async getApiKey(keyHash: string): Promise<ApiKeyRow | undefined> {
+    const key = this.#keys.get(keyHash);
+    return key && clone(key);
+  }
+  async listApiKeys(): Promise<ApiKeyRow[]> {
+    return [...this.#keys.values()].sort((a, b) => a.created_at - b.created_at).map(clone);
+  }
+  async revokeApiKey(name: string, revokedAt: number): Promise<boolean> {
+    for (const key of this.#keys.values()) {
+      if (key.name === name && key.revoked_at === undefined) {
+        key.revoked_at = revokedAt;
+        return true;
+      }
+    }
+    return false;
   }
 
   async getMeta(key: string): Promise<string | undefined> {

@@ -74,6 +74,15 @@ export interface ApprovalQuery {
   limit?: number;
 }
 
+/** An API key as stored: never the key itself, only its SHA-256 (hex). */
+export interface ApiKeyRow {
+  key_hash: string;
+  name: string;
+  role: 'agent' | 'reviewer' | 'admin';
+  created_at: number;
+  revoked_at?: number;
+}
+
 /** Durability of the store's commits, stated in every export. */
 export type Synchronous = 'NORMAL' | 'FULL' | 'MEMORY';
 
@@ -154,6 +163,13 @@ export interface Store {
   /** Vault: keeps openings of commitments (content beside the records). */
   putOpenings(openings: Opening[]): Promise<void>;
   getOpenings(commitments: string[]): Promise<Opening[]>;
+
+  /** API keys of a server. `putApiKey` refuses a second key with the same name. */
+  putApiKey(key: ApiKeyRow): Promise<void>;
+  getApiKey(keyHash: string): Promise<ApiKeyRow | undefined>;
+  listApiKeys(): Promise<ApiKeyRow[]>;
+  /** Marks a key revoked; true when a live key of that name existed. */
+  revokeApiKey(name: string, revokedAt: number): Promise<boolean>;
 
   /** Small key/value settings (e.g. the log's origin). */
   getMeta(key: string): Promise<string | undefined>;

@@ -1,0 +1,86 @@
+// Test support: an engine on a MemoryStore with a fresh log key. Not exported from the package.
+import type { ToolSpec } from '@callgate/protocol';
+import type { ApprovalPort } from '../approvals/port.js';
+import { generateEd25519KeyPair } from '../crypto.js';
+import { Ledger } from '../ledger/ledger.js';
+import { logSignerFromPrivateKey } from '../ledger/signed-note.js';
+import { loadPolicy } from '../policy/index.js';
+import { MemoryStore } from '../store/memory-store.js';
+import { Engine, type EngineOptions } from './engine.js';
+
+export const TEST_TOOLS: ToolSpec[] = [
+  {
+    name: 'read_file',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'send_invoice',
+    inputSchema: {
+      type: 'object',
+      properties: { to: { type: 'string' }, amount: { type: 'number' }, force: { type: 'boolean' } },
+      required: ['to', 'amount'],
+      additionalProperties: false,
+    },
+    annotations: { destructiveHint: true },
+    idempotencyKey: 'to',
+  },
+  {
+    name: 'web_fetch',
+    inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] },
+    trust: 'untrusted',
+  },
+  {
+    name: 'delete_file',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    annotations: { destructiveHint: true },
+  },
+];
+
+export const TEST_POLICY = `
+version: 1
+default: deny
+approval: { ttl: 60s, wait: 5s, allow_edits: false }
+limits: { run: { max_calls: 20 }, tools: { send_invoice: { max_calls: 3 } } }
+scrub: [force]
+rules:
+  - id: reads
+    match: { tools: ["read_*", "web_fetch"] }
+    effect: allow
+  - id: small-invoices
+    match: { tools: [send_invoice] }
+    when: args.amount <= 1000
+    effect: allow
+  - id: large-invoices
+    match: { tools: [send_invoice] }
+    when: args.amount > 1000
+    effect: ask
+    reason: invoices over 1000 need a person
+  - id: no-untrusted-side-effects
+    match: { annotations: { destructiveHint: true } }
+    when: provenance.untrusted
+    effect: deny
+    reason: arguments came from an untrusted tool
+`;
+
+export async function testEngine(
+  options: { policy?: string; ports?: ApprovalPort[]; vault?: boolean; clock?: () => number } & Partial<EngineOptions> = {},
+) {
+  const store = new MemoryStore();
+  const keys = generateEd25519KeyPair();
+  const signer = logSignerFromPrivateKey('test.local/log', keys.privateKey);
+  const ledger = await Ledger.open(store, { signer, origin: 'test.local/log' });
+  const engine = new Engine({
+    store,
+    ledger,
+    policy: loadPolicy(options.policy ?? TEST_POLICY, { source: 'test-policy.yaml' }),
+    tools: TEST_TOOLS,
+    approvalPorts: options.ports ?? [],
+    ...(options.vault !== undefined ? { vault: options.vault } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.guardrails ? { guardrails: options.guardrails } : {}),
+    ...(options.jsonLimits ? { jsonLimits: options.jsonLimits } : {}),
+  });
+  const run = await engine.startRun({ principal: 'tester', framework: 'vitest' });
+  return { engine, store, ledger, signer, run, runId: run.run_id };
+}
