@@ -1,2 +1,9 @@
-// @callgate/store-sqlite: the public API. Anything exported here is public; add names deliberately.
-export {};
+// @callgate/store-sqlite: the public API. Anything exported here is public and pinned by
+// index.test.ts; add names deliberately.
+
+export type { DataDir } from './data-dir.js';
+export { openDataDir } from './data-dir.js';
+export type { LogKey } from './log-key.js';
+export { loadOrCreateLogKey } from './log-key.js';
+export type { SqliteStoreOptions } from './sqlite-store.js';
+export { SqliteStore } from './sqlite-store.js';

@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import * as api from './index.js';
+
+describe('@callgate/store-sqlite public API', () => {
+  it('exports exactly the pinned names', () => {
+    expect(Object.keys(api).sort()).toMatchInlineSnapshot(`
+      [
+        "SqliteStore",
+        "loadOrCreateLogKey",
+        "openDataDir",
+      ]
+    `);
+  });
+});

@@ -1,0 +1,439 @@
+import type {
+  ApiKeyRow,
+  ApprovalQuery,
+  CallRow,
+  CheckpointRow,
+  Logger,
+  RunHead,
+  RunRow,
+  Store,
+  StoredRecord,
+} from '@callgate/core';
+import { silentLogger } from '@callgate/core';
+import type { Approval, LedgerRecord, Opening, StoredGrant } from '@callgate/protocol';
+import { CallgateError } from '@callgate/protocol';
+import Database from 'better-sqlite3';
+import {
+  type ApprovalRecordRow,
+  apiKeyToRow,
+  approvalToRow,
+  callToRow,
+  grantToRow,
+  openingToRow,
+  rowToApiKey,
+  rowToApproval,
+  rowToCall,
+  rowToCheckpoint,
+  rowToGrant,
+  rowToOpening,
+  rowToRun,
+  runToRow,
+  toBuffer,
+} from './rows.js';
+import { migrate } from './schema.js';
+import {
+  type ApprovalFilter,
+  type PreparedStatement,
+  prepareApprovalQuery,
+  prepareStatements,
+  type Statements,
+} from './statements.js';
+
+/** Options of {@link SqliteStore.open}. */
+export interface SqliteStoreOptions {
+  /**
+   * SQLite `synchronous` mode, reported in every export. `NORMAL` (default): in WAL mode a
+   * commit survives a crash of the process (the operating system holds it) but not a power cut
+   * or kernel crash before the next checkpoint. `FULL`: every commit is fsync'd and survives both.
+   */
+  synchronous?: 'NORMAL' | 'FULL';
+  /**
+   * Milliseconds between background `PRAGMA wal_checkpoint(PASSIVE)` runs, which copy the WAL
+   * into the database file off the commit path (automatic checkpoints are off). Default 1000.
+   */
+  walCheckpointIntervalMs?: number;
+  /** Milliseconds a statement waits for another connection's write lock. Default 5000. */
+  busyTimeoutMs?: number;
+  /** Told (`warn`) when a background checkpoint fails; it is retried at the next interval. */
+  logger?: Logger;
+}
+
+/** The WAL file is truncated back to this size (bytes) after a checkpoint resets it. */
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+function isConstraintError(error: unknown): boolean {
+  return error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT');
+}
+
+/** Runs `write`; a SQLite constraint violation becomes a CallgateError `conflict` saying `what`. */
+function conflictOnConstraint<T>(what: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (isConstraintError(error)) throw new CallgateError('conflict', what, {}, { cause: error });
+    throw error;
+  }
+}
+
+/**
+ * The embedded default {@link Store}: one SQLite database file (better-sqlite3) in WAL mode.
+ *
+ * Every method runs synchronously on the calling thread and returns a settled promise, so a
+ * resolved `appendRecords` has committed (durable per {@link SqliteStoreOptions.synchronous}).
+ * `resolveApproval` and `consumeGrant` are single conditional UPDATEs, atomic across
+ * connections and processes sharing the file. WAL checkpoints run from a timer between calls,
+ * never inside a commit (each one still holds the thread while it copies the WAL: about 20-40 ms
+ * per second of 1,000-3,000 single-record commits on a small VM); `close()` checkpoints fully and
+ * truncates the WAL. While another connection holds the write lock, a write waits (blocking the
+ * thread) up to `busyTimeoutMs`, then rejects with `SQLITE_BUSY`.
+ *
+ * Errors: a duplicate run, approval, grant or live API key name, an out-of-order append or a second checkpoint of
+ * one size with another root reject with CallgateError `conflict` (`ledger-invalid` for the
+ * checkpoint); SQLite I/O errors reject as thrown by better-sqlite3 (`SqliteError`).
+ */
+export class SqliteStore implements Store {
+  readonly synchronous: 'NORMAL' | 'FULL';
+  /** The database file's path. */
+  readonly path: string;
+  readonly #database: Database.Database;
+  readonly #statements: Statements;
+  readonly #approvalQueries = new Map<ApprovalFilter, PreparedStatement<unknown[], ApprovalRecordRow>>();
+  readonly #append: Database.Transaction<(records: StoredRecord[]) => void>;
+  readonly #checkpointTimer: NodeJS.Timeout;
+  readonly #logger: Logger;
+  #closed = false;
+
+  private constructor(
+    database: Database.Database,
+    path: string,
+    options: Required<Pick<SqliteStoreOptions, 'synchronous' | 'walCheckpointIntervalMs'>> &
+      SqliteStoreOptions,
+  ) {
+    this.#database = database;
+    this.path = path;
+    this.synchronous = options.synchronous;
+    this.#logger = options.logger ?? silentLogger;
+    this.#statements = prepareStatements(database);
+    this.#append = database.transaction((records: StoredRecord[]) => {
+      let size = this.#statements.ledgerSize.get() ?? 0;
+      for (const stored of records) {
+        const { record } = stored;
+        if (record.seq !== size) {
+          throw new CallgateError('conflict', `append out of order: seq ${record.seq}, log size ${size}`, {
+            seq: record.seq,
+          });
+        }
+        this.#statements.insertRecord.run(
+          record.seq,
+          record.run_id,
+          record.run_seq,
+          record.type,
+          stored.canonical,
+          toBuffer(stored.leaf_hash),
+          stored.digest,
+        );
+        size += 1;
+      }
+    });
+    this.#checkpointTimer = setInterval(() => this.#passiveCheckpoint(), options.walCheckpointIntervalMs);
+    this.#checkpointTimer.unref();
+  }
+
+  /**
+   * Opens (creating when missing) the database at `path` and migrates it to the current schema.
+   * Sets WAL mode, `synchronous`, `busy_timeout`, `foreign_keys = ON` and
+   * `wal_autocheckpoint = 0`, and starts the background checkpoint timer (unref'd: it never keeps
+   * the process alive).
+   *
+   * @param path a file path; `:memory:` and temporary databases are refused (no WAL, nothing
+   *   durable — use core's MemoryStore instead).
+   * @throws CallgateError `internal` when the database cannot use WAL or is at a newer schema
+   *   version than this code knows; RangeError for a non-positive interval; SqliteError when the
+   *   file cannot be opened.
+   */
+  static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+    const synchronous = options.synchronous ?? 'NORMAL';
+    const walCheckpointIntervalMs = options.walCheckpointIntervalMs ?? 1000;
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
+      throw new RangeError(`synchronous must be NORMAL or FULL, got ${String(synchronous)}`);
+    }
+    if (!(walCheckpointIntervalMs > 0) || !Number.isFinite(walCheckpointIntervalMs)) {
+      throw new RangeError(
+        `walCheckpointIntervalMs must be a positive number of ms, got ${walCheckpointIntervalMs}`,
+      );
+    }
+    if (path === '' || path === ':memory:' || path.startsWith('file::memory:')) {
+      throw new CallgateError(
+        'internal',
+        'SqliteStore needs a database file (WAL mode); use MemoryStore for an in-memory store',
+      );
+    }
+    const database = new Database(path, { timeout: busyTimeoutMs });
+    try {
+      database.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+      const journalMode = database.pragma('journal_mode = WAL', { simple: true });
+      if (journalMode !== 'wal') {
+        throw new CallgateError(
+          'internal',
+          `database ${path} cannot use WAL mode (journal_mode is ${String(journalMode)})`,
+        );
+      }
+      database.pragma(`synchronous = ${synchronous}`);
+      database.pragma('foreign_keys = ON');
+      database.pragma('wal_autocheckpoint = 0');
+      database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+      migrate(database);
+      return new SqliteStore(database, path, { ...options, synchronous, walCheckpointIntervalMs });
+    } catch (error) {
+      database.close();
+      throw error;
+    }
+  }
+
+  #passiveCheckpoint(): void {
+    try {
+      // PASSIVE never waits for readers or writers: it copies what it can and returns.
+      this.#database.pragma('wal_checkpoint(PASSIVE)');
+    } catch (error) {
+      this.#logger.warn(
+        { error, path: this.path },
+        'background WAL checkpoint failed; retrying at the next interval',
+      );
+    }
+  }
+
+  async createRun(run: RunRow): Promise<void> {
+    conflictOnConstraint(`run ${run.run_id} exists`, () => this.#statements.insertRun.run(runToRow(run)));
+  }
+  async getRun(runId: string): Promise<RunRow | undefined> {
+    const row = this.#statements.getRun.get(runId);
+    return row && rowToRun(row);
+  }
+  async listRuns(options: { limit?: number; before?: number } = {}): Promise<RunRow[]> {
+    const { limit = 100, before } = options;
+    const rows =
+      before === undefined
+        ? this.#statements.listRuns.all(limit)
+        : this.#statements.listRunsBefore.all(before, limit);
+    return rows.map(rowToRun);
+  }
+  async endRun(runId: string, status: RunRow['status'], endedAt: number): Promise<void> {
+    this.#statements.endRun.run(status, endedAt, runId);
+  }
+
+  async putCall(call: CallRow): Promise<void> {
+    this.#statements.upsertCall.run(callToRow(call));
+  }
+  async listCalls(runId: string): Promise<CallRow[]> {
+    return this.#statements.listCalls.all(runId).map(rowToCall);
+  }
+  async getCall(runId: string, callId: string): Promise<CallRow | undefined> {
+    const row = this.#statements.getCall.get(runId, callId);
+    return row && rowToCall(row);
+  }
+
+  async createApproval(approval: Approval): Promise<void> {
+    conflictOnConstraint(`approval ${approval.id} exists`, () =>
+      this.#statements.insertApproval.run(approvalToRow(approval)),
+    );
+  }
+  async getApproval(approvalId: string): Promise<Approval | undefined> {
+    const row = this.#statements.getApproval.get(approvalId);
+    return row && rowToApproval(row);
+  }
+  async listApprovals(query: ApprovalQuery = {}): Promise<Approval[]> {
+    const { status, run_id: runId, limit = 1000 } = query;
+    const parameters: unknown[] = [];
+    if (status !== undefined) parameters.push(status);
+    if (runId !== undefined) parameters.push(runId);
+    parameters.push(limit);
+    const filter: ApprovalFilter =
+      status === undefined
+        ? runId === undefined
+          ? 'none'
+          : 'run'
+        : runId === undefined
+          ? 'status'
+          : 'status-and-run';
+    return this.#approvalQuery(filter)
+      .all(...parameters)
+      .map(rowToApproval);
+  }
+  #approvalQuery(filter: ApprovalFilter): PreparedStatement<unknown[], ApprovalRecordRow> {
+    let statement = this.#approvalQueries.get(filter);
+    if (!statement) {
+      statement = prepareApprovalQuery(this.#database, filter);
+      this.#approvalQueries.set(filter, statement);
+    }
+    return statement;
+  }
+  /**
+   * Atomically moves a pending approval to `update.status`; see {@link Store.resolveApproval}.
+   * Fields of `update` left undefined keep their stored values.
+   *
+   * @throws RangeError when `update.status` is `pending` (that would re-open the approval).
+   */
+  async resolveApproval(
+    approvalId: string,
+    update: Pick<Approval, 'status' | 'resolved_at'> &
+      Partial<Pick<Approval, 'reviewer' | 'response_reason' | 'edited'>>,
+  ): Promise<Approval | undefined> {
+    if (update.status === 'pending') throw new RangeError('an approval cannot be resolved to pending');
+    const row = this.#statements.resolveApproval.get({
+      id: approvalId,
+      status: update.status,
+      resolved_at: update.resolved_at ?? null,
+      reviewer: update.reviewer ?? null,
+      response_reason: update.response_reason ?? null,
+      edited: update.edited === undefined ? null : update.edited ? 1 : 0,
+    });
+    return row && rowToApproval(row);
+  }
+
+  /** Stores a new grant. @throws CallgateError `conflict` when a grant with its token hash exists. */
+  async putGrant(grant: StoredGrant): Promise<void> {
+    conflictOnConstraint('a grant with this token hash exists', () =>
+      this.#statements.insertGrant.run(grantToRow(grant)),
+    );
+  }
+  async consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined> {
+    const row = this.#statements.consumeGrant.get(now, tokenHash, now);
+    return row && rowToGrant({ ...row, consumed_at: null });
+  }
+  async findGrants(query: {
+    tool: string;
+    arguments_digest: string;
+    run_id?: string;
+    now: number;
+  }): Promise<StoredGrant[]> {
+    const rows =
+      query.run_id === undefined
+        ? this.#statements.findGrants.all(query.tool, query.arguments_digest, query.now)
+        : this.#statements.findRunGrants.all(query.tool, query.arguments_digest, query.run_id, query.now);
+    return rows.map(rowToGrant);
+  }
+
+  async getIdempotencyKey(tool: string, key: string): Promise<string | undefined> {
+    return this.#statements.getIdempotencyKey.get(tool, key);
+  }
+  async putIdempotencyKey(tool: string, key: string, callId: string): Promise<void> {
+    this.#statements.putIdempotencyKey.run(tool, key, callId);
+  }
+
+  /**
+   * Appends a batch of records in one immediate transaction: all or none. The promise resolves
+   * after the commit (durable per `synchronous`).
+   *
+   * @throws CallgateError `conflict` when a record's `seq` is not the log's next (the batch must
+   *   start at `ledgerSize()` and be consecutive) or its (run_id, run_seq) is already stored.
+   */
+  async appendRecords(records: StoredRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    conflictOnConstraint('a record with this run_id and run_seq exists', () =>
+      this.#append.immediate(records),
+    );
+  }
+  async ledgerSize(): Promise<number> {
+    return this.#statements.ledgerSize.get() ?? 0;
+  }
+  async readRecords(from: number, to: number): Promise<LedgerRecord[]> {
+    return this.#statements.readRecords
+      .all(from, to)
+      .map((canonical) => JSON.parse(canonical) as LedgerRecord);
+  }
+  async readRunRecords(runId: string): Promise<LedgerRecord[]> {
+    return this.#statements.readRunRecords
+      .all(runId)
+      .map((canonical) => JSON.parse(canonical) as LedgerRecord);
+  }
+  async readLeafHashes(from: number, to: number): Promise<Uint8Array[]> {
+    return this.#statements.readLeafHashes.all(from, to);
+  }
+  async runHead(runId: string): Promise<RunHead | undefined> {
+    const row = this.#statements.runHead.get(runId);
+    return row && { run_seq: row.run_seq, digest: row.digest };
+  }
+
+  /**
+   * Stores a checkpoint; storing one of an already stored size with the same root is a no-op.
+   * @throws CallgateError `ledger-invalid` when a checkpoint of that size with another root exists.
+   */
+  async putCheckpoint(checkpoint: CheckpointRow): Promise<void> {
+    const root = toBuffer(checkpoint.root);
+    const { changes } = this.#statements.insertCheckpoint.run(
+      checkpoint.size,
+      root,
+      checkpoint.note,
+      checkpoint.ts,
+    );
+    if (changes === 0 && !this.#statements.getCheckpoint.get(checkpoint.size)?.root.equals(root)) {
+      throw new CallgateError(
+        'ledger-invalid',
+        `a checkpoint of size ${checkpoint.size} with another root is stored: the log forked`,
+        { size: checkpoint.size },
+      );
+    }
+  }
+  async latestCheckpoint(): Promise<CheckpointRow | undefined> {
+    const row = this.#statements.latestCheckpoint.get();
+    return row && rowToCheckpoint(row);
+  }
+  async listCheckpoints(fromSize: number, toSize: number): Promise<CheckpointRow[]> {
+    return this.#statements.listCheckpoints.all(fromSize, toSize).map(rowToCheckpoint);
+  }
+
+  async putOpenings(openings: Opening[]): Promise<void> {
+    const rows = openings.map(openingToRow);
+    this.#database.transaction(() => {
+      for (const row of rows) this.#statements.putOpening.run(row);
+    })();
+  }
+  async getOpenings(commitments: string[]): Promise<Opening[]> {
+    return commitments.flatMap((commitment) => {
+      const row = this.#statements.getOpening.get(commitment);
+      return row ? [rowToOpening(row)] : [];
+    });
+  }
+
+  /** Stores a new API key. @throws CallgateError `conflict` when a live key has its name or hash. */
+  async putApiKey(key: ApiKeyRow): Promise<void> {
+    conflictOnConstraint(`an API key named ${key.name} (or with this hash) exists`, () =>
+      this.#statements.insertApiKey.run(apiKeyToRow(key)),
+    );
+  }
+  async getApiKey(keyHash: string): Promise<ApiKeyRow | undefined> {
+    const row = this.#statements.getApiKey.get(keyHash);
+    return row && rowToApiKey(row);
+  }
+  /** All keys, revoked ones included, oldest first. */
+  async listApiKeys(): Promise<ApiKeyRow[]> {
+    return this.#statements.listApiKeys.all().map(rowToApiKey);
+  }
+  async revokeApiKey(name: string, revokedAt: number): Promise<boolean> {
+    return this.#statements.revokeApiKey.run(revokedAt, name).changes > 0;
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    return this.#statements.getMeta.get(key);
+  }
+  async setMeta(key: string, value: string): Promise<void> {
+    this.#statements.setMeta.run(key, value);
+  }
+
+  /**
+   * Stops the checkpoint timer, checkpoints the WAL into the database file and truncates it
+   * (`wal_checkpoint(TRUNCATE)`; skipped quietly when another connection is reading), and closes
+   * the connection. Calling it again does nothing; any other method afterwards throws.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#checkpointTimer);
+    try {
+      this.#database.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      this.#database.close();
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import type { StoredGrant } from '@callgate/protocol';
+import { expect, it } from 'vitest';
+import { digestOf, makeGrant } from './fixtures.js';
+import type { CurrentStore } from './store-contract.js';
+
+const NOW = 1_700_000_000_000;
+
+export function grantsContract(store: CurrentStore): void {
+  it('consumes a grant once and returns it as it was before consumption', async () => {
+    const grant = makeGrant({ expires_at: NOW + 60_000 });
+    await store().putGrant(grant);
+    expect(await store().consumeGrant(grant.token_hash, NOW)).toStrictEqual(grant);
+    expect(await store().consumeGrant(grant.token_hash, NOW + 1)).toBeUndefined();
+    expect(
+      await store().findGrants({ tool: grant.tool, arguments_digest: grant.arguments_digest, now: NOW }),
+    ).toEqual([]);
+  });
+
+  it('never consumes an expired grant (expires_at <= now) or an unknown token', async () => {
+    const grant = makeGrant({ expires_at: NOW });
+    await store().putGrant(grant);
+    expect(await store().consumeGrant(grant.token_hash, NOW)).toBeUndefined();
+    expect(await store().consumeGrant(grant.token_hash, NOW + 1)).toBeUndefined();
+    // Still unconsumed: asking with an earlier clock is a caller's bug, but it shows nothing was spent.
+    expect(await store().consumeGrant(grant.token_hash, NOW - 1)).toStrictEqual(grant);
+    expect(await store().consumeGrant(digestOf('unknown token'), NOW)).toBeUndefined();
+  });
+
+  it('of 100 concurrent consumptions of one token exactly one succeeds', async () => {
+    const grant = makeGrant({ expires_at: NOW + 60_000 });
+    await store().putGrant(grant);
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, index) => store().consumeGrant(grant.token_hash, NOW + index)),
+    );
+    const winners = results.filter((result) => result !== undefined);
+    expect(winners).toStrictEqual([grant]);
+  });
+
+  it('finds unconsumed, unexpired grants by tool, arguments digest and run, oldest first', async () => {
+    const digest = digestOf('{"amount":1200}');
+    const grants: StoredGrant[] = [
+      makeGrant({ run_id: 'run-1', call_id: 'call-1', arguments_digest: digest, expires_at: NOW + 1000 }),
+      makeGrant({ run_id: 'run-2', call_id: 'call-9', arguments_digest: digest, expires_at: NOW + 2000 }),
+      makeGrant({ run_id: 'run-1', call_id: 'call-2', arguments_digest: digest, expires_at: NOW + 3000 }),
+      makeGrant({ run_id: 'run-1', call_id: 'call-3', arguments_digest: digest, expires_at: NOW }),
+      makeGrant({ run_id: 'run-1', call_id: 'call-4', arguments_digest: digestOf('{"amount":5}') }),
+      makeGrant({ run_id: 'run-1', call_id: 'call-5', arguments_digest: digest, tool: 'delete_invoice' }),
+      makeGrant({ run_id: 'run-1', call_id: 'call-6', arguments_digest: digest, expires_at: NOW + 5000 }),
+    ];
+    for (const grant of grants) await store().putGrant(grant);
+    const consumed = grants[6] as StoredGrant;
+    expect(await store().consumeGrant(consumed.token_hash, NOW)).toBeDefined();
+
+    const calls = (list: StoredGrant[]) => list.map((grant) => grant.call_id);
+    const query = { tool: 'send_invoice', arguments_digest: digest, now: NOW };
+    expect(calls(await store().findGrants(query))).toEqual(['call-1', 'call-9', 'call-2']);
+    expect(calls(await store().findGrants({ ...query, run_id: 'run-1' }))).toEqual(['call-1', 'call-2']);
+    expect(calls(await store().findGrants({ ...query, run_id: 'run-3' }))).toEqual([]);
+    expect(calls(await store().findGrants({ ...query, now: NOW + 1500 }))).toEqual(['call-9', 'call-2']);
+    expect(await store().findGrants({ ...query, run_id: 'run-2' })).toStrictEqual([grants[1]]);
+  });
+}

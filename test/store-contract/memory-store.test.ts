@@ -1,0 +1,4 @@
+import { MemoryStore } from '@callgate/core';
+import { describeStoreContract } from './store-contract.js';
+
+describeStoreContract('MemoryStore', async () => new MemoryStore());
