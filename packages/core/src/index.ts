@@ -1,2 +1,73 @@
-// @callgate/core: the public API. Anything exported here is public; add names deliberately.
-export {};
+// @callgate/core: the public API. Anything exported here is public and pinned by index.test.ts;
+// add names deliberately.
+
+export type {
+  Approval,
+  ApprovalResponse,
+  Bundle,
+  Decision,
+  ErrorBody,
+  ErrorKind,
+  Grant,
+  LedgerRecord,
+  Outcome,
+  ToolCall,
+  ToolSpec,
+} from '@callgate/protocol';
+export { CallgateError, isCallgateError } from '@callgate/protocol';
+export type { ApprovalPort } from './approvals/port.js';
+export { CallbackApprovalPort, QueueApprovalPort } from './approvals/port.js';
+export type { Ed25519KeyPair } from './crypto.js';
+export {
+  constantTimeEqual,
+  ed25519PublicKey,
+  generateEd25519KeyPair,
+  randomBytes,
+  sha256,
+  sha256Digest,
+} from './crypto.js';
+export type { ApprovalState } from './gate/approvals.js';
+export type { CallVerdict, ModelMessage } from './gate/decide.js';
+export type { DecideOptions, EngineOptions, RunStart } from './gate/engine.js';
+export { Engine } from './gate/engine.js';
+export type { ExecutableCall, ExecuteStepOptions, StepResult, ToolExecutor } from './gate/execute-step.js';
+export { executeStep } from './gate/execute-step.js';
+export type { Governor } from './gate/governor.js';
+export { localGovernor } from './gate/governor.js';
+export type { GrantBinding } from './gate/grants.js';
+export { grantTokenHash } from './gate/grants.js';
+export type { GuardrailOptions, GuardrailPattern } from './gate/guardrails.js';
+export { SECRET_PATTERNS } from './gate/guardrails.js';
+export { mintCallId, uuidv7 } from './gate/ids.js';
+export type { Logger } from './gate/logger.js';
+export { silentLogger } from './gate/logger.js';
+export type { CallOutcomeReport } from './gate/outcomes.js';
+export type { RegisteredTool } from './gate/registry.js';
+export { ToolRegistry, validateArguments } from './gate/registry.js';
+export type { Commitment } from './json/canonical.js';
+export { canonicalJson, commit, commitCanonical, digestOf, opens } from './json/canonical.js';
+export type { JsonLimits } from './json/safe-json.js';
+export { checkJsonValue, DEFAULT_JSON_LIMITS, parseJsonStrict, readArguments } from './json/safe-json.js';
+export type {
+  AnnotationHint,
+  ApprovalSettings,
+  Policy,
+  PolicyDocument,
+  PolicyInput,
+  PolicyLimits,
+  PolicyRuleDocument,
+} from './policy/index.js';
+export { compilePolicy, loadPolicy } from './policy/index.js';
+export { MemoryStore } from './store/memory-store.js';
+export type {
+  ApiKeyRow,
+  ApprovalQuery,
+  ApprovalResolution,
+  CallRow,
+  CheckpointRow,
+  RunHead,
+  RunRow,
+  Store,
+  StoredRecord,
+  Synchronous,
+} from './store/store.js';

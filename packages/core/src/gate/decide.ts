@@ -63,6 +63,24 @@ function rawArguments(value: unknown): unknown {
   }
 }
 
+/**
+ * Refuses a call past the run's or the tool's call limit. Counted in decision order, so calls of
+ * one step count against each other.
+ * @throws CallgateError `run-limit-exceeded`
+ */
+function checkLimits(context: GateContext, state: RunState, tool: string): void {
+  const limits = context.policy().limits;
+  const runLimit = limits.run.maxCalls;
+  if (runLimit !== undefined && state.callCount >= runLimit) {
+    throw new CallgateError('run-limit-exceeded', `the run has made ${state.callCount} calls, its limit is ${runLimit}`);
+  }
+  const toolLimit = limits.tools[tool]?.maxCalls;
+  const toolCount = state.toolCounts.get(tool) ?? 0;
+  if (toolLimit !== undefined && toolCount >= toolLimit) {
+    throw new CallgateError('run-limit-exceeded', `${tool} was called ${toolCount} times in this run, its limit is ${toolLimit}`);
+  }
+}
+
 function refusal(error: unknown): ErrorBody['error'] {
   if (isCallgateError(error)) return error.toBody().error;
   return { kind: 'internal', message: (error as Error)?.message ?? String(error) };
@@ -87,15 +105,6 @@ function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Ma
     verdict.arguments = args;
     verdict.arguments_digest = sha256Digest(canonical);
     context.guardrails.check(tool, args);
-    const runLimit = policy.limits.run.maxCalls;
-    if (runLimit !== undefined && state.callCount >= runLimit) {
-      throw new CallgateError('run-limit-exceeded', `the run has made ${state.callCount} calls, its limit is ${runLimit}`);
-    }
-    const toolLimit = policy.limits.tools[tool]?.maxCalls;
-    const toolCount = state.toolCounts.get(tool) ?? 0;
-    if (toolLimit !== undefined && toolCount >= toolLimit) {
-      throw new CallgateError('run-limit-exceeded', `${tool} was called ${toolCount} times in this run, its limit is ${toolLimit}`);
-    }
     const spec = registered.spec;
     let idempotencyKey: string | undefined;
     if (spec.idempotencyKey) {
@@ -160,6 +169,13 @@ export async function decideCalls(
   for (const item of prepared) {
     const { verdict } = item;
     let decision: Decision | undefined;
+    if (!verdict.error) {
+      try {
+        checkLimits(context, state, verdict.tool);
+      } catch (error) {
+        verdict.error = refusal(error);
+      }
+    }
     if (!verdict.error) {
       const registered = context.registry.get(verdict.tool);
       decision = policy.evaluate({

@@ -1,7 +1,8 @@
-import type { Approval, LedgerRecord, Opening, StoredGrant } from '@callgate/protocol';
+import { type Approval, CallgateError, type LedgerRecord, type Opening, type StoredGrant } from '@callgate/protocol';
 import type {
   ApiKeyRow,
   ApprovalQuery,
+  ApprovalResolution,
   CallRow,
   CheckpointRow,
   RunHead,
@@ -88,8 +89,7 @@ export class MemoryStore implements Store {
   }
   async resolveApproval(
     approvalId: string,
-    update: Pick<Approval, 'status' | 'resolved_at'> &
-      Partial<Pick<Approval, 'reviewer' | 'response_reason' | 'edited'>>,
+    update: ApprovalResolution,
   ): Promise<Approval | undefined> {
     const approval = this.#approvals.get(approvalId);
     if (!approval || approval.status !== 'pending') return undefined;
@@ -98,6 +98,7 @@ export class MemoryStore implements Store {
   }
 
   async putGrant(grant: StoredGrant): Promise<void> {
+    if (this.#grants.has(grant.token_hash)) throw new CallgateError('conflict', 'a grant with this token exists');
     this.#grants.set(grant.token_hash, clone(grant));
   }
   async consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined> {
@@ -133,10 +134,16 @@ export class MemoryStore implements Store {
   }
 
   async appendRecords(records: StoredRecord[]): Promise<void> {
-    for (const stored of records) {
-      if (stored.record.seq !== this.#records.length) {
-        throw new Error(`append out of order: seq ${stored.record.seq}, log size ${this.#records.length}`);
+    // All or nothing: check the whole batch before appending any of it.
+    records.forEach((stored, index) => {
+      if (stored.record.seq !== this.#records.length + index) {
+        throw new CallgateError(
+          'ledger-invalid',
+          `append out of order: seq ${stored.record.seq}, expected ${this.#records.length + index}`,
+        );
       }
+    });
+    for (const stored of records) {
       this.#records.push(stored);
       const list = this.#runRecords.get(stored.record.run_id) ?? [];
       list.push(stored);

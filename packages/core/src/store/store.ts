@@ -67,6 +67,11 @@ export interface CheckpointRow {
   ts: number;
 }
 
+/** How a pending approval ends: never back to `pending`. */
+export type ApprovalResolution = { status: Exclude<Approval['status'], 'pending'>; resolved_at: number } & Partial<
+  Pick<Approval, 'reviewer' | 'response_reason' | 'edited'>
+>;
+
 /** Filters for listing approvals. */
 export interface ApprovalQuery {
   status?: ApprovalStatus;
@@ -118,19 +123,16 @@ export interface Store {
    * Moves a pending approval to its final state. Returns the updated approval, or `undefined`
    * when it was not pending (already resolved by someone else) or does not exist.
    */
-  resolveApproval(
-    approvalId: string,
-    update: Pick<Approval, 'status' | 'resolved_at'> &
-      Partial<Pick<Approval, 'reviewer' | 'response_reason' | 'edited'>>,
-  ): Promise<Approval | undefined>;
+  resolveApproval(approvalId: string, update: ApprovalResolution): Promise<Approval | undefined>;
 
+  /** @throws CallgateError `conflict` when a grant with the same token hash exists. */
   putGrant(grant: StoredGrant): Promise<void>;
   /**
    * Consumes the grant whose token hash is `tokenHash`, if it exists, is unconsumed and
    * `expires_at > now`. Returns the grant as it was before consumption, or `undefined`.
    */
   consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined>;
-  /** Unconsumed, unexpired grants for `tool` and `arguments_digest`, oldest first. */
+  /** Unconsumed, unexpired grants for `tool` and `arguments_digest`, in the order they were put. */
   findGrants(query: {
     tool: string;
     arguments_digest: string;
