@@ -47,6 +47,23 @@ export { ToolRegistry, validateArguments } from './gate/registry.js';
 export type { Commitment } from './json/canonical.js';
 export { canonicalJson, commit, commitCanonical, digestOf, opens } from './json/canonical.js';
 export type { JsonLimits } from './json/safe-json.js';
+export type { LedgerOptions } from './ledger/ledger.js';
+export { Ledger } from './ledger/ledger.js';
+export { leafHash, merkleRoot, nodeHash, verifyConsistency, verifyInclusion } from './ledger/merkle.js';
+export type { Checkpoint, LogSigner, VerifierKey } from './ledger/signed-note.js';
+export {
+  encodeVerifierKey,
+  formatCheckpoint,
+  generateLogSigner,
+  logSignerFromPrivateKey,
+  openCheckpoint,
+  parseCheckpoint,
+  parseVerifierKey,
+  signCheckpoint,
+} from './ledger/signed-note.js';
+export type { VerifyCheck, VerifyFailure, VerifyOptions, VerifyReport } from './ledger/verify/report.js';
+export { VERIFY_CHECKS } from './ledger/verify/report.js';
+export { verifyBundle } from './ledger/verify/verify-bundle.js';
 export { checkJsonValue, DEFAULT_JSON_LIMITS, parseJsonStrict, readArguments } from './json/safe-json.js';
 export type {
   AnnotationHint,

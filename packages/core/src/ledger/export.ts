@@ -1,0 +1,164 @@
+// Exporting one run as a `callgate-bundle/1`: its records, an RFC 9162 inclusion proof of each
+// under the latest checkpoint, the checkpoints and consistency proof between them, the policy
+// documents its decisions name and, on request, the openings of its commitments.
+import {
+  BUNDLE_FORMAT,
+  type Bundle,
+  CallgateError,
+  type ConsistencyProof,
+  type InclusionProof,
+  type LedgerRecord,
+  type Opening,
+} from '@callgate/protocol';
+import { canonicalJson, digestOf } from '../json/canonical.js';
+import type { CheckpointRow, Store } from '../store/store.js';
+import { encodeBase64 } from './base64.js';
+import { LEAF_CHUNK } from './frontier-store.js';
+import { consistencyProofFrom, inclusionProofFrom, rootFrom, SubtreeCollector } from './proofs.js';
+import { hashRecord, recordCommitments } from './record.js';
+import { type LogSigner, openCheckpoint } from './signed-note.js';
+
+/** The store meta key under which a policy document is kept: `policy:<digest>`. */
+export function policyMetaKey(digest: string): string {
+  return `policy:${digest}`;
+}
+
+/**
+ * Keeps a policy document for exports: stores its RFC 8785 canonical JSON under meta key
+ * `policy:<digest>`, where digest is `digestOf(policy)` (`sha256:<hex>` of that JSON). The engine
+ * calls this when a policy is first used; bundles then carry the document beside the decisions
+ * that name it. Returns the digest.
+ */
+export async function putPolicyDocument(store: Store, policy: unknown): Promise<string> {
+  const digest = digestOf(policy);
+  await store.setMeta(policyMetaKey(digest), canonicalJson(policy));
+  return digest;
+}
+
+/** What exporting a run needs from its ledger. */
+export interface RunExportContext {
+  store: Store;
+  signer: LogSigner;
+  origin: string;
+  exportedAt: number;
+  /** The checkpoint the bundle proves its records under: the latest, covering the whole log. */
+  latest: CheckpointRow;
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(b);
+
+function isOurs(row: CheckpointRow, context: RunExportContext): boolean {
+  const opened = openCheckpoint(row.note, context.signer.verifierKey);
+  return (
+    opened.ok &&
+    opened.value.origin === context.origin &&
+    opened.value.size === row.size &&
+    sameBytes(opened.value.root, row.root)
+  );
+}
+
+/**
+ * Builds the bundle of run `runId` (records with seq below the latest checkpoint's size).
+ * Reads every leaf hash up to that size once (O(n) hashing, O(proofs + log n) memory).
+ * @throws CallgateError `not-found` when the run has no records; `ledger-invalid` when the store's
+ *   leaf hashes contradict a checkpoint or a record.
+ */
+export async function exportRunBundle(
+  context: RunExportContext,
+  runId: string,
+  options: { openings?: boolean } = {},
+): Promise<Bundle> {
+  const { store, latest } = context;
+  const size = latest.size;
+  const records = (await store.readRunRecords(runId)).filter((record) => record.seq < size);
+  const last = records.at(-1);
+  if (last === undefined) throw new CallgateError('not-found', `run ${runId} has no records in the log`);
+
+  // The earliest checkpoint that covers the whole run, then the latest.
+  const covering = await store.listCheckpoints(last.seq + 1, size);
+  const earliest = covering.find((row) => row.size < size && isOurs(row, context));
+  const checkpoints = earliest === undefined ? [latest] : [earliest, latest];
+
+  const collector = new SubtreeCollector();
+  for (const record of records) {
+    collector.needRange([record.seq, record.seq + 1]);
+    collector.needInclusion(record.seq, size);
+  }
+  for (const row of checkpoints) collector.needRoot(row.size);
+  if (earliest !== undefined) collector.needConsistency(earliest.size, size);
+  for (let from = 0; from < size; from += LEAF_CHUNK) {
+    const to = Math.min(size, from + LEAF_CHUNK);
+    const leaves = await store.readLeafHashes(from, to);
+    if (leaves.length !== to - from)
+      throw new CallgateError(
+        'ledger-invalid',
+        `the store returned ${leaves.length} leaf hashes for [${from}, ${to})`,
+      );
+    for (const leaf of leaves) collector.append(leaf);
+  }
+
+  const source = collector.source;
+  for (const row of checkpoints) {
+    if (!sameBytes(rootFrom(source, row.size), row.root))
+      throw new CallgateError(
+        'ledger-invalid',
+        `the stored leaves do not give the root of checkpoint ${row.size}`,
+      );
+  }
+  for (const record of records) {
+    const stored = source(0, record.seq);
+    if (stored === undefined || !sameBytes(hashRecord(record).leaf_hash, stored))
+      throw new CallgateError('ledger-invalid', `record ${record.seq} does not match its stored leaf hash`);
+  }
+
+  const proofs: InclusionProof[] = records.map((record) => ({
+    leaf_index: record.seq,
+    tree_size: size,
+    hashes: inclusionProofFrom(source, record.seq, size).map(encodeBase64),
+  }));
+  const consistency: ConsistencyProof[] =
+    earliest === undefined
+      ? []
+      : [
+          {
+            from_size: earliest.size,
+            to_size: size,
+            hashes: consistencyProofFrom(source, earliest.size, size).map(encodeBase64),
+          },
+        ];
+
+  const bundle: Bundle = {
+    format: BUNDLE_FORMAT,
+    origin: context.origin,
+    public_key: context.signer.verifierKey,
+    exported_at: context.exportedAt,
+    synchronous: store.synchronous,
+    records,
+    proofs,
+    checkpoints: checkpoints.map((row) => row.note),
+    consistency,
+    policies: await policiesOf(store, records),
+  };
+  if (options.openings) bundle.openings = await openingsOf(store, records);
+  return bundle;
+}
+
+async function policiesOf(store: Store, records: LedgerRecord[]): Promise<Bundle['policies']> {
+  const digests = new Set<string>();
+  for (const record of records) {
+    if (record.type === 'call-decision' || record.type === 'policy-snapshot')
+      digests.add(record.policy_digest);
+  }
+  const policies: Bundle['policies'] = [];
+  for (const digest of digests) {
+    const text = await store.getMeta(policyMetaKey(digest));
+    // A missing document is left out: the verifier reports the decisions that name it.
+    if (text !== undefined) policies.push({ digest, policy: JSON.parse(text) as unknown });
+  }
+  return policies;
+}
+
+async function openingsOf(store: Store, records: LedgerRecord[]): Promise<Opening[]> {
+  const commitments = [...new Set(records.flatMap(recordCommitments))];
+  return commitments.length === 0 ? [] : store.getOpenings(commitments);
+}

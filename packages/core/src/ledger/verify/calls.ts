@@ -1,0 +1,157 @@
+// Call checks of the offline verifier, per run and in log order: an `ask` is paired with at most
+// one approval request and one response; a call attempt runs at most once, with the arguments
+// decided (and approved); a denied or refused call never runs.
+import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
+import type { Findings } from './report.js';
+
+interface DecisionState {
+  record: LedgerRecordOf<'call-decision'>;
+  requests: number;
+  responses: number;
+  approved?: LedgerRecordOf<'approval-response'>;
+  executions: number;
+}
+
+interface ApprovalState {
+  request: LedgerRecordOf<'approval-request'>;
+  decision: DecisionState;
+  responses: number;
+}
+
+const EXECUTED = new Set(['ok', 'error']);
+
+class RunCalls {
+  readonly #decisions = new Map<string, DecisionState>();
+  readonly #latestByCall = new Map<string, DecisionState>();
+  readonly #approvals = new Map<string, ApprovalState>();
+
+  constructor(readonly findings: Findings) {}
+
+  decision(record: LedgerRecordOf<'call-decision'>): void {
+    const key = `${record.call_id}\u0000${record.attempt}`;
+    if (this.#decisions.has(key))
+      this.findings.fail(
+        'execution',
+        `call ${record.call_id} attempt ${record.attempt} was decided twice`,
+        record,
+      );
+    const state: DecisionState = { record, requests: 0, responses: 0, executions: 0 };
+    this.#decisions.set(key, state);
+    this.#latestByCall.set(record.call_id, state);
+  }
+
+  request(record: LedgerRecordOf<'approval-request'>): void {
+    const fail = (message: string) => this.findings.fail('approval', message, record);
+    const decision = this.#latestByCall.get(record.call_id);
+    if (decision === undefined) {
+      fail(`approval request for call ${record.call_id}, which was never decided`);
+      return;
+    }
+    if (this.#approvals.has(record.approval_id)) fail(`approval ${record.approval_id} was requested twice`);
+    this.#approvals.set(record.approval_id, { request: record, decision, responses: 0 });
+    const decided = decision.record;
+    if (decided.effect !== 'ask')
+      fail(`approval requested for call ${record.call_id}, decided ${decided.effect}`);
+    decision.requests += 1;
+    if (decision.requests > 1)
+      fail(`call ${record.call_id} attempt ${decided.attempt} has more than one approval request`);
+    if (record.arguments_digest !== decided.arguments_digest)
+      fail(
+        `approval ${record.approval_id} names other arguments than the decision on call ${record.call_id}`,
+      );
+    if (record.tool !== decided.tool)
+      fail(`approval ${record.approval_id} names tool ${record.tool}, decided ${decided.tool}`);
+  }
+
+  response(record: LedgerRecordOf<'approval-response'>): void {
+    const fail = (message: string) => this.findings.fail('approval', message, record);
+    const approval = this.#approvals.get(record.approval_id);
+    if (approval === undefined) {
+      fail(`response to approval ${record.approval_id}, which was never requested`);
+      return;
+    }
+    if (record.call_id !== approval.request.call_id)
+      fail(
+        `response to approval ${record.approval_id} names call ${record.call_id}, not ${approval.request.call_id}`,
+      );
+    approval.responses += 1;
+    if (approval.responses > 1) fail(`approval ${record.approval_id} was answered more than once`);
+    const decision = approval.decision;
+    decision.responses += 1;
+    if (decision.responses > 1)
+      fail(
+        `call ${decision.record.call_id} attempt ${decision.record.attempt} has more than one approval response`,
+      );
+    if (record.status !== 'approved') return;
+    if (record.edited) {
+      this.findings.warn(`approval ${record.approval_id} approved edited arguments (seq ${record.seq})`);
+    } else if (record.arguments_digest !== decision.record.arguments_digest) {
+      fail(`approval ${record.approval_id} approved other arguments than were decided`);
+    }
+    decision.approved = record;
+  }
+
+  end(record: LedgerRecordOf<'call-end'>): void {
+    if (!EXECUTED.has(record.outcome)) return;
+    const fail = (message: string) => this.findings.fail('execution', message, record);
+    const call = `call ${record.call_id} attempt ${record.attempt}`;
+    const decision = this.#decisions.get(`${record.call_id}\u0000${record.attempt}`);
+    if (decision === undefined) {
+      fail(`${call} ran without a decision`);
+      return;
+    }
+    const decided = decision.record;
+    decision.executions += 1;
+    if (decision.executions > 1) fail(`${call} ran more than once`);
+    if (record.tool !== decided.tool) fail(`${call} ran tool ${record.tool}, decided ${decided.tool}`);
+    if (decided.effect === 'deny' || decided.error_kind !== undefined) {
+      fail(
+        `${call} ran although it was ${decided.effect === 'deny' ? 'denied' : `refused (${decided.error_kind})`}`,
+      );
+      return;
+    }
+    if (decided.effect === 'ask') {
+      const approved = decision.approved;
+      if (approved === undefined) {
+        fail(`${call} ran without an approved approval`);
+        return;
+      }
+      if (record.arguments_digest !== approved.arguments_digest)
+        fail(`${call} ran with other arguments than approved`);
+    } else if (
+      decided.arguments_digest !== null &&
+      record.arguments_digest !== null &&
+      record.arguments_digest !== decided.arguments_digest
+    ) {
+      fail(`${call} ran with other arguments than decided`);
+    }
+  }
+}
+
+/** Runs the call checks (`approval`, `execution`) over records in log order. */
+export function checkCalls(records: readonly LedgerRecord[], findings: Findings): void {
+  const runs = new Map<string, RunCalls>();
+  for (const record of records) {
+    let run = runs.get(record.run_id);
+    if (run === undefined) {
+      run = new RunCalls(findings);
+      runs.set(record.run_id, run);
+    }
+    switch (record.type) {
+      case 'call-decision':
+        run.decision(record);
+        break;
+      case 'approval-request':
+        run.request(record);
+        break;
+      case 'approval-response':
+        run.response(record);
+        break;
+      case 'call-end':
+        run.end(record);
+        break;
+      default:
+        break;
+    }
+  }
+}

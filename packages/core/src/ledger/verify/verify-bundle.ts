@@ -1,0 +1,138 @@
+// The offline verifier of `callgate-bundle/1`: pure, no store, no network. It runs every check
+// and reports each failure with the record and the check it is about.
+import { type Bundle, bundleSchema, type LedgerRecord } from '@callgate/protocol';
+import { isBundleShape } from '../record-validator.js';
+import type { Checkpoint } from '../signed-note.js';
+import { checkCalls } from './calls.js';
+import { checkCheckpoints, checkConsistency, checkKey, checkTruncation } from './checkpoints.js';
+import { checkOpenings, checkPolicies } from './contents.js';
+import { type InclusionItem, verifyInclusions } from './inclusion.js';
+import {
+  type CheckedRecord,
+  checkChains,
+  checkOrder,
+  checkRecordForms,
+  lastRecordOfRuns,
+} from './records.js';
+import { Findings, type VerifyOptions, type VerifyReport } from './report.js';
+
+/** `inclusion`: one proof per record, for its seq, under the last checkpoint, and it holds. */
+function checkInclusion(
+  bundle: Bundle,
+  checked: readonly CheckedRecord[],
+  last: Checkpoint | undefined,
+  findings: Findings,
+): void {
+  if (checked.length === 0) return;
+  if (last === undefined) {
+    findings.fail(
+      'checkpoint-missing',
+      'no readable checkpoint: the inclusion of the records cannot be checked',
+    );
+    return;
+  }
+  const items: InclusionItem[] = [];
+  const owners: CheckedRecord[] = [];
+  for (const [index, entry] of checked.entries()) {
+    const proof = bundle.proofs[index];
+    const seq = entry.record?.seq;
+    if (proof === undefined) {
+      findings.fail('inclusion', 'no inclusion proof for this record', entry.raw);
+    } else if (seq === undefined || entry.leaf === undefined) {
+      findings.fail('inclusion', 'the record cannot be proven: it is malformed', entry.raw);
+    } else if (proof.leaf_index !== seq || proof.tree_size !== last.size) {
+      findings.fail(
+        'inclusion',
+        `the proof is for leaf ${proof.leaf_index} of a tree of ${proof.tree_size}, not leaf ${seq} of the last checkpoint's ${last.size}`,
+        entry.raw,
+      );
+    } else {
+      items.push({ leaf: entry.leaf, index: seq, hashes: proof.hashes });
+      owners.push(entry);
+    }
+  }
+  verifyInclusions(items, last.size, last.root).forEach((holds, index) => {
+    if (!holds)
+      findings.fail(
+        'inclusion',
+        `not included in the log under the checkpoint of size ${last.size}`,
+        owners[index]?.raw,
+      );
+  });
+  if (bundle.proofs.length > checked.length)
+    findings.warn(
+      `${bundle.proofs.length - checked.length} inclusion proof(s) without a record were ignored`,
+    );
+}
+
+/**
+ * Verifies a bundle (`callgate-bundle/1`) offline: its shape; each record's shape and RFC 8785
+ * canonical form; log order; each run's sequence and hash chain; the RFC 9162 inclusion of every
+ * record under the last checkpoint; each checkpoint's C2SP signature against the pinned key and
+ * RFC 9162 consistency between consecutive checkpoints; truncation (`expectSize`,
+ * `knownCheckpoints`); approvals and executions of calls; policy digests; openings; and with
+ * `strict`, a `run-end` closing every run. Pure: no store, no clock, no network.
+ *
+ * @param input a parsed bundle (e.g. `JSON.parse` of an export).
+ * @returns the report; `ok` is true when no check failed. Never throws.
+ */
+export function verifyBundle(input: unknown, options: VerifyOptions = {}): VerifyReport {
+  const findings = new Findings();
+  // The compiled check reads the bundle in place; zod (which copies it) only explains a refusal.
+  const parsed = isBundleShape(input)
+    ? { success: true as const, data: input as Bundle }
+    : bundleSchema.safeParse(input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .slice(0, 5)
+      .map((issue) => `${issue.path.map(String).join('.') || 'bundle'}: ${issue.message}`);
+    findings.fail('bundle-shape', `not a callgate-bundle/1: ${issues.join('; ')}`);
+    return {
+      ok: false,
+      failures: findings.failures,
+      warnings: findings.warnings,
+      records: 0,
+      checkpoints: 0,
+    };
+  }
+  const bundle = parsed.data;
+
+  const key = checkKey(bundle, options, findings);
+  const bodies = checkCheckpoints(bundle, key, findings);
+  checkConsistency(bundle, bodies, findings);
+  checkTruncation(bodies, key, options, findings);
+  if (bundle.records.length > 0 && bundle.checkpoints.length === 0)
+    findings.fail('checkpoint-missing', 'the bundle has records but no checkpoint');
+
+  const checked = checkRecordForms(bundle.records, findings);
+  checkOrder(checked, findings);
+  checkChains(checked, findings);
+  checkInclusion(bundle, checked, bodies.at(-1), findings);
+
+  const records = checked.flatMap((entry): LedgerRecord[] =>
+    entry.record === undefined ? [] : [entry.record],
+  );
+  checkCalls(records, findings);
+  checkPolicies(bundle, records, findings);
+  checkOpenings(bundle, records, findings);
+  if (options.strict) {
+    for (const last of lastRecordOfRuns(checked).values()) {
+      if (last.type !== 'run-end')
+        findings.fail(
+          'run-end',
+          `run ${last.run_id} does not end with a run-end record: it may be cut short`,
+          last,
+        );
+    }
+  }
+  if (bundle.synchronous === 'MEMORY')
+    findings.warn('the bundle was exported from an in-memory store: its records were never on disk');
+
+  return {
+    ok: findings.failures.length === 0,
+    failures: findings.failures,
+    warnings: findings.warnings,
+    records: bundle.records.length,
+    checkpoints: bundle.checkpoints.length,
+  };
+}
