@@ -3,12 +3,14 @@ import {
   Engine,
   Ledger,
   type Logger,
+  type LogSigner,
   logSignerFromPrivateKey,
   type Policy,
   randomBytes,
   type ToolSpec,
 } from '@callgate/core';
-import { openDataDir, type SqliteStore } from '@callgate/store-sqlite';
+import { openDataDir } from './data-dir.js';
+import type { SqliteStore } from './sqlite-store.js';
 
 /** An engine on the embedded default: SQLite and the log key in one data folder. */
 export interface EmbeddedEngine {
@@ -31,13 +33,25 @@ export interface EmbeddedOptions {
   logger?: Logger;
 }
 
-/** Opens (or creates) the ledger of a data folder: its origin is made once and kept. */
-export async function openLedger(dataDir: string, synchronous?: 'NORMAL' | 'FULL') {
+/** A data folder's store and ledger. The caller closes the ledger, then the store. */
+export interface EmbeddedLedger {
+  store: SqliteStore;
+  ledger: Ledger;
+  /** The log's origin (C2SP checkpoint origin line), made once per data folder and kept. */
+  origin: string;
+  signer: LogSigner;
+}
+
+/**
+ * Opens (or creates) the ledger of a data folder: the SQLite store, the log key and the log's
+ * origin (`callgate.local/log/<12 hex>`, made on first open and kept in the store).
+ */
+export async function openLedger(dataDir: string, synchronous?: 'NORMAL' | 'FULL'): Promise<EmbeddedLedger> {
   const { store, logKey } = openDataDir(dataDir, synchronous ? { synchronous } : {});
-  let origin = await store.getMeta('origin');
+  let origin = await store.getMeta('ledger:origin');
   if (!origin) {
     origin = `callgate.local/log/${randomBytes(6).toString('hex')}`;
-    await store.setMeta('origin', origin);
+    
   }
   const signer = logSignerFromPrivateKey(origin, logKey.privateKey);
   const ledger = await Ledger.open(store, { signer, origin });

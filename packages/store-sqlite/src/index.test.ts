@@ -8,6 +8,8 @@ describe('@callgate/store-sqlite public API', () => {
         "SqliteStore",
         "loadOrCreateLogKey",
         "openDataDir",
+        "openEmbedded",
+        "openLedger",
       ]
     `);
   });

@@ -3,6 +3,8 @@
 
 export type { DataDir } from './data-dir.js';
 export { openDataDir } from './data-dir.js';
+export type { EmbeddedEngine, EmbeddedLedger, EmbeddedOptions } from './embedded.js';
+export { openEmbedded, openLedger } from './embedded.js';
 export type { LogKey } from './log-key.js';
 export { loadOrCreateLogKey } from './log-key.js';
 export type { SqliteStoreOptions } from './sqlite-store.js';

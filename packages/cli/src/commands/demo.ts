@@ -10,7 +10,7 @@ import {
   loadPolicy,
   verifyBundle,
 } from '@callgate/core';
-import { openEmbedded } from '../embedded.js';
+import { openEmbedded } from '@callgate/store-sqlite';
 import { DEMO_POLICY } from '../demo/policy.js';
 import { EXPECTED, type Expectation, REPORT, SCRIPT, scriptedAnswer } from '../demo/script.js';
 import { formatTimeline, type TimelineRow, timelineOf } from '../demo/timeline.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openLedger } from '../embedded.js';
+import { openLedger } from '@callgate/store-sqlite';
 import { formatTimeline, timelineOf } from '../demo/timeline.js';
 
 function requireDataDir(dataDir: string): void {

@@ -84,7 +84,7 @@ function pad(text: string, width: number): string {
 
 /** The timeline as a fixed-width text table, one line per call. */
 export function formatTimeline(rows: readonly TimelineRow[]): string {
-  const header = `${pad('step', 5)}${pad('call', 22)}${pad('tool', 12)}${pad('decision', 9)}${pad('rule', 24)}${pad('approval', 28)}${pad('outcome', 26)}time`;
+  const header = `${pad('step', 5)}${pad('call', 30)}${pad('tool', 12)}${pad('decision', 9)}${pad('rule', 24)}${pad('approval', 30)}${pad('outcome', 32)}time`;
   const lines = rows.map((row) => {
     const call = row.minted ? `${row.call_id} (minted)` : row.call_id;
     const approval = row.approval
@@ -96,7 +96,7 @@ export function formatTimeline(rows: readonly TimelineRow[]): string {
       row.ended_at !== undefined
         ? `${row.ended_at - row.decided_at} ms${row.duration_ms !== undefined ? ` (tool ${row.duration_ms.toFixed(1)} ms)` : ''}`
         : '';
-    return `${pad(String(row.step), 5)}${pad(call, 22)}${pad(row.tool, 12)}${pad(row.effect, 9)}${pad(row.rules.join(',') || '—', 24)}${pad(approval, 28)}${pad(outcome, 26)}${time}`;
+    return `${pad(String(row.step), 5)}${pad(call, 30)}${pad(row.tool, 12)}${pad(row.effect, 9)}${pad(row.rules.join(',') || '—', 24)}${pad(approval, 30)}${pad(outcome, 32)}${time}`;
   });
   return [header, ...lines].join('\n');
 }
