@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what callgate needs on a fresh machine: npm packages (workspace and the separate Node 22
+# used by the tests of packages that require it), Debian's chromium for the browser tests, and the
+# build. Safe to run again: each step is skipped or quick when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+if [ "${CALLGATE_SKIP_BROWSER:-}" != 1 ] && [ ! -x /usr/bin/chromium ]; then need_apt+=(chromium); fi
+if ! command -v python3 >/dev/null; then need_apt+=(python3 python3-venv); fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "== Debian packages: ${need_apt[*]}"
+  if [ "$(id -u)" = 0 ]; then apt_get=(apt-get); else apt_get=(sudo apt-get); fi
+  "${apt_get[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+echo "== npm packages"
+npm ci --no-audit --no-fund --loglevel=error
+npm ci --prefix tools/node22 --no-audit --no-fund --loglevel=error
+
+echo "== build (tsc -b)"
+npm run build --silent
