@@ -2,6 +2,7 @@
 // calls these functions, so the primitives in use are listed in one place: SHA-256, Ed25519,
 // a CSPRNG and constant-time comparison.
 import {
+  hash as oneShotHash,
   createHash,
   createPrivateKey,
   createPublicKey,
@@ -15,6 +16,7 @@ import {
 
 /** SHA-256 of the concatenated parts (strings as UTF-8). Returns the 32-byte digest. */
 export function sha256(...parts: (string | Uint8Array)[]): Buffer {
+  if (parts.length === 1) return oneShotHash('sha256', parts[0] as string | Uint8Array, 'buffer') as unknown as Buffer;
   const hash = createHash('sha256');
   for (const part of parts) hash.update(part);
   return hash.digest();
@@ -25,9 +27,25 @@ export function sha256Digest(...parts: (string | Uint8Array)[]): string {
   return `sha256:${sha256(...parts).toString('hex')}`;
 }
 
-/** `size` bytes from the operating system's CSPRNG. */
+const POOL_SIZE = 8192;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+/**
+ * `size` bytes from the operating system's CSPRNG. Small requests (salts, ids, tokens) are cut
+ * from a pool refilled 8 KiB at a time, so the hot path does not enter the kernel per call; each
+ * byte is handed out once and the returned buffer is a copy.
+ */
 export function randomBytes(size: number): Buffer {
-  return nodeRandomBytes(size);
+  if (size > 256) return nodeRandomBytes(size);
+  if (poolOffset + size > pool.length) {
+    pool = nodeRandomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
+  const bytes = Buffer.from(pool.subarray(poolOffset, poolOffset + size));
+  pool.fill(0, poolOffset, poolOffset + size);
+  poolOffset += size;
+  return bytes;
 }
 
 /** Constant-time equality of two strings or byte arrays; false when lengths differ. */

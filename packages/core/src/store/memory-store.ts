@@ -21,7 +21,7 @@ const clone = <T>(value: T): T => structuredClone(value);
 export class MemoryStore implements Store {
   readonly synchronous: Synchronous = 'MEMORY';
   readonly #runs = new Map<string, RunRow>();
-  readonly #calls = new Map<string, CallRow[]>();
+  readonly #calls = new Map<string, Map<string, CallRow>>();
   readonly #approvals = new Map<string, Approval>();
   readonly #grants = new Map<string, StoredGrant>();
   readonly #idempotency = new Map<string, string>();
@@ -54,18 +54,21 @@ export class MemoryStore implements Store {
   }
 
   async putCall(call: CallRow): Promise<void> {
-    const calls = this.#calls.get(call.run_id) ?? [];
-    const index = calls.findIndex((c) => c.call_id === call.call_id && c.attempt === call.attempt);
-    if (index >= 0) calls[index] = clone(call);
-    else calls.push(clone(call));
-    this.#calls.set(call.run_id, calls);
+    let calls = this.#calls.get(call.run_id);
+    if (!calls) {
+      calls = new Map();
+      this.#calls.set(call.run_id, calls);
+    }
+    calls.set(`${call.call_id}\u0000${call.attempt}`, clone(call));
   }
   async listCalls(runId: string): Promise<CallRow[]> {
-    return (this.#calls.get(runId) ?? []).map(clone);
+    return [...(this.#calls.get(runId)?.values() ?? [])].map(clone);
   }
   async getCall(runId: string, callId: string): Promise<CallRow | undefined> {
-    const attempts = (this.#calls.get(runId) ?? []).filter((c) => c.call_id === callId);
-    const last = attempts.sort((a, b) => a.attempt - b.attempt).at(-1);
+    let last: CallRow | undefined;
+    for (const call of this.#calls.get(runId)?.values() ?? []) {
+      if (call.call_id === callId && (!last || call.attempt > last.attempt)) last = call;
+    }
     return last && clone(last);
   }
 
