@@ -1,7 +1,10 @@
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { registerApprovalsCommands } from './commands/approvals.js';
 import { runDemo } from './commands/demo.js';
+import { registerKeysCommands } from './commands/keys.js';
 import { runExport, runRunsList, runRunsShow } from './commands/ledger.js';
+import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 
 const EXIT_CODES = `
@@ -12,7 +15,8 @@ Exit codes:
 
 function positiveInteger(value: string): number {
   const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < 0) throw new InvalidArgumentError('expected a whole number ≥ 0');
+  if (!Number.isSafeInteger(parsed) || parsed < 0)
+    throw new InvalidArgumentError('expected a whole number ≥ 0');
   return parsed;
 }
 
@@ -22,7 +26,9 @@ function positiveInteger(value: string): number {
  */
 export function buildProgram(print: (line: string) => void, setExitCode: (code: number) => void): Command {
   const program = new Command('callgate')
-    .description('callgate: decide every tool call an agent makes, bind approvals to the exact call, prove it afterwards.')
+    .description(
+      'callgate: decide every tool call an agent makes, bind approvals to the exact call, prove it afterwards.',
+    )
     .showHelpAfterError()
     .exitOverride()
     .addHelpText('after', EXIT_CODES);
@@ -36,7 +42,9 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .description('run a scripted agent on real files, then export, verify and show its timeline')
     .option('--dir <dir>', 'folder for the data and the sandbox (default: a new temporary folder)')
     .option('--interactive', 'you answer the approvals at the terminal instead of the scripted reviewer')
-    .addOption(new Option('--synchronous <mode>', 'SQLite durability').choices(['NORMAL', 'FULL']).default('NORMAL'))
+    .addOption(
+      new Option('--synchronous <mode>', 'SQLite durability').choices(['NORMAL', 'FULL']).default('NORMAL'),
+    )
     .addHelpText('after', EXIT_CODES)
     .action(async (options) => setExitCode(await runDemo({ ...options, out: print })));
 
@@ -49,12 +57,21 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .addOption(dataOption())
     .addHelpText('after', EXIT_CODES)
     .action(async (options) =>
-      setExitCode(await runExport(resolve(options.data), { run: options.run, out: options.out, openings: options.openings, print })),
+      setExitCode(
+        await runExport(resolve(options.data), {
+          run: options.run,
+          out: options.out,
+          openings: options.openings,
+          print,
+        }),
+      ),
     );
 
   program
     .command('verify')
-    .description('verify a bundle offline: records, chains, inclusion, checkpoints, approvals, policies, openings')
+    .description(
+      'verify a bundle offline: records, chains, inclusion, checkpoints, approvals, policies, openings',
+    )
     .argument('<file>', 'the bundle file')
     .option('--public-key <key>', 'the log’s verifier key to pin (C2SP note key: name+id+key)')
     .option('--strict', 'also require every run to end with run-end')
@@ -70,7 +87,9 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .option('--limit <n>', 'how many', positiveInteger, 20)
     .addOption(dataOption())
     .addHelpText('after', EXIT_CODES)
-    .action(async (options) => setExitCode(await runRunsList(resolve(options.data), { limit: options.limit, print })));
+    .action(async (options) =>
+      setExitCode(await runRunsList(resolve(options.data), { limit: options.limit, print })),
+    );
   runs
     .command('show')
     .description('show a run’s timeline')
@@ -78,6 +97,11 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .addOption(dataOption())
     .addHelpText('after', EXIT_CODES)
     .action(async (id, options) => setExitCode(await runRunsShow(resolve(options.data), id, print)));
+
+  const commandContext = { print, setExitCode, exitCodes: EXIT_CODES };
+  registerServeCommand(program, commandContext);
+  registerKeysCommands(program, commandContext);
+  registerApprovalsCommands(program, commandContext);
 
   return program;
 }

@@ -1,2 +1,32 @@
-// @callgate/client: the public API. Anything exported here is public; add names deliberately.
-export {};
+// @callgate/client: the public API. Anything exported here is public and pinned by
+// index.test.ts; add names deliberately.
+
+export type {
+  Approval,
+  ApprovalStatus,
+  Bundle,
+  ErrorKind,
+  Grant,
+  Outcome,
+  ToolSpec,
+} from '@callgate/protocol';
+export { CallgateError, isCallgateError } from '@callgate/protocol';
+export type { CallgateClientOptions } from './client.js';
+export { CallgateClient } from './client.js';
+export type {
+  ApiKeyInfo,
+  ApiKeyRole,
+  ApprovalState,
+  CallRequest,
+  CallSummary,
+  ConsumedGrant,
+  ConsumeGrantRequest,
+  DecideResult,
+  Health,
+  MessageRequest,
+  OutcomeRequest,
+  Run,
+  RunStartRequest,
+  Verdict,
+  VerifyReport,
+} from './types.js';

@@ -2,13 +2,13 @@
 // calls these functions, so the primitives in use are listed in one place: SHA-256, Ed25519,
 // a CSPRNG and constant-time comparison.
 import {
-  hash as oneShotHash,
   createHash,
   createPrivateKey,
   createPublicKey,
   generateKeyPairSync,
   type KeyObject,
   randomBytes as nodeRandomBytes,
+  hash as oneShotHash,
   sign,
   timingSafeEqual,
   verify,
@@ -16,7 +16,8 @@ import {
 
 /** SHA-256 of the concatenated parts (strings as UTF-8). Returns the 32-byte digest. */
 export function sha256(...parts: (string | Uint8Array)[]): Buffer {
-  if (parts.length === 1) return oneShotHash('sha256', parts[0] as string | Uint8Array, 'buffer') as unknown as Buffer;
+  if (parts.length === 1)
+    return oneShotHash('sha256', parts[0] as string | Uint8Array, 'buffer') as unknown as Buffer;
   const hash = createHash('sha256');
   for (const part of parts) hash.update(part);
   return hash.digest();

@@ -47,6 +47,7 @@ export { ToolRegistry, validateArguments } from './gate/registry.js';
 export type { Commitment } from './json/canonical.js';
 export { canonicalJson, commit, commitCanonical, digestOf, opens } from './json/canonical.js';
 export type { JsonLimits } from './json/safe-json.js';
+export { checkJsonValue, DEFAULT_JSON_LIMITS, parseJsonStrict, readArguments } from './json/safe-json.js';
 export type { LedgerOptions } from './ledger/ledger.js';
 export { Ledger } from './ledger/ledger.js';
 export { leafHash, merkleRoot, nodeHash, verifyConsistency, verifyInclusion } from './ledger/merkle.js';
@@ -61,10 +62,11 @@ export {
   parseVerifierKey,
   signCheckpoint,
 } from './ledger/signed-note.js';
+export type { TimelineEntry } from './ledger/timeline.js';
+export { timelineOf } from './ledger/timeline.js';
 export type { VerifyCheck, VerifyFailure, VerifyOptions, VerifyReport } from './ledger/verify/report.js';
 export { VERIFY_CHECKS } from './ledger/verify/report.js';
 export { verifyBundle } from './ledger/verify/verify-bundle.js';
-export { checkJsonValue, DEFAULT_JSON_LIMITS, parseJsonStrict, readArguments } from './json/safe-json.js';
 export type {
   AnnotationHint,
   ApprovalSettings,

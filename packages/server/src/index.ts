@@ -1,2 +1,23 @@
-// @callgate/server: the public API. Anything exported here is public; add names deliberately.
-export {};
+// @callgate/server: the public API. Anything exported here is public and pinned by
+// index.test.ts; add names deliberately.
+
+export type { AppOptions } from './app.js';
+export { createApp } from './app.js';
+export type { ServerConfig } from './config.js';
+export { DENY_ALL_POLICY_TEXT, readPolicyFile, readServerConfig } from './config.js';
+export type { ErrorStatus } from './http/errors.js';
+export { HTTP_STATUS_OF_KIND, httpStatusOf } from './http/errors.js';
+export type { ApiKeyRole } from './http/schemas.js';
+export { API_KEY_ROLES } from './http/schemas.js';
+export type { CreatedApiKey } from './keys.js';
+export { API_KEY_PATTERN, apiKeyHash, createApiKey } from './keys.js';
+export type { RunningServer, StartServerOptions } from './start.js';
+export { startServer } from './start.js';
+export { SERVER_VERSION } from './version.js';
+export type { WebhookOptions } from './webhook.js';
+export {
+  attachApprovalPort,
+  verifyWebhookSignature,
+  WebhookApprovalPort,
+  webhookSignature,
+} from './webhook.js';

@@ -51,7 +51,6 @@ export async function openLedger(dataDir: string, synchronous?: 'NORMAL' | 'FULL
   let origin = await store.getMeta('ledger:origin');
   if (!origin) {
     origin = `callgate.local/log/${randomBytes(6).toString('hex')}`;
-    
   }
   const signer = logSignerFromPrivateKey(origin, logKey.privateKey);
   const ledger = await Ledger.open(store, { signer, origin });

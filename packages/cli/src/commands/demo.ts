@@ -8,12 +8,14 @@ import {
   CallbackApprovalPort,
   executeStep,
   loadPolicy,
+  type TimelineEntry,
+  timelineOf,
   verifyBundle,
 } from '@callgate/core';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { DEMO_POLICY } from '../demo/policy.js';
 import { EXPECTED, type Expectation, REPORT, SCRIPT, scriptedAnswer } from '../demo/script.js';
-import { formatTimeline, type TimelineRow, timelineOf } from '../demo/timeline.js';
+import { formatTimeline } from '../demo/timeline.js';
 import { DEMO_TOOLS, runDemoTool } from '../demo/tools.js';
 
 export interface DemoOptions {
@@ -31,15 +33,20 @@ async function askPerson(approval: Approval): Promise<ApprovalResponse> {
     );
     const answer = (await terminal.question('  Approve? [y/N] ')).trim().toLowerCase();
     const reason = (await terminal.question('  Reason: ')).trim();
-    return { approved: answer === 'y' || answer === 'yes', reviewer: 'terminal', ...(reason ? { reason } : {}) };
+    return {
+      approved: answer === 'y' || answer === 'yes',
+      reviewer: 'terminal',
+      ...(reason ? { reason } : {}),
+    };
   } finally {
     terminal.close();
   }
 }
 
-function check(rows: TimelineRow[], expected: Expectation[]): string[] {
+function check(rows: TimelineEntry[], expected: Expectation[]): string[] {
   const problems: string[] = [];
-  if (rows.length !== expected.length) problems.push(`expected ${expected.length} calls in the ledger, found ${rows.length}`);
+  if (rows.length !== expected.length)
+    problems.push(`expected ${expected.length} calls in the ledger, found ${rows.length}`);
   expected.forEach((want, index) => {
     const row = rows[index];
     const name = `call ${index + 1} (${want.tool})`;
@@ -81,13 +88,16 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   await writeFile(join(root, 'outside.txt'), 'This file is outside the sandbox and must survive.\n');
 
   const answers = new Map<string, boolean>();
-  const reviewer = new CallbackApprovalPort(async (approval) => {
-    const response = options.interactive
-      ? await askPerson(approval)
-      : { ...scriptedAnswer(approval.tool), reviewer: 'scripted-reviewer' };
-    answers.set(approval.call_id, response.approved);
-    return response;
-  }, options.interactive ? 'terminal' : 'scripted-reviewer');
+  const reviewer = new CallbackApprovalPort(
+    async (approval) => {
+      const response = options.interactive
+        ? await askPerson(approval)
+        : { ...scriptedAnswer(approval.tool), reviewer: 'scripted-reviewer' };
+      answers.set(approval.call_id, response.approved);
+      return response;
+    },
+    options.interactive ? 'terminal' : 'scripted-reviewer',
+  );
 
   const embedded = await openEmbedded({
     dataDir,
@@ -100,16 +110,28 @@ export async function runDemo(options: DemoOptions): Promise<number> {
   const { engine } = embedded;
   let code = 0;
   try {
-    const run = await engine.startRun({ principal: 'demo-agent', framework: 'callgate-demo', labels: { story: 'sandbox' } });
+    const run = await engine.startRun({
+      principal: 'demo-agent',
+      framework: 'callgate-demo',
+      labels: { story: 'sandbox' },
+    });
     out(`run ${run.run_id}`);
     for (const [index, step] of SCRIPT.entries()) {
       out(`\nstep ${index + 1}: "${step.message}"`);
-      const results = await executeStep(engine, run.run_id, step.calls, (call) => runDemoTool(sandbox, call), {
-        message: { role: 'assistant', content: step.message },
-      });
+      const results = await executeStep(
+        engine,
+        run.run_id,
+        step.calls,
+        (call) => runDemoTool(sandbox, call),
+        {
+          message: { role: 'assistant', content: step.message },
+        },
+      );
       for (const result of results) {
         const summary = result.ok ? JSON.stringify(result.result) : JSON.stringify({ error: result.error });
-        out(`  ${result.call_id} ${result.tool} → ${summary.length > 110 ? `${summary.slice(0, 109)}…` : summary}`);
+        out(
+          `  ${result.call_id} ${result.tool} → ${summary.length > 110 ? `${summary.slice(0, 109)}…` : summary}`,
+        );
       }
     }
     await engine.endRun(run.run_id);
@@ -134,7 +156,10 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       return answer
         ? { ...want, approval: 'approved' as const, outcome: 'ok' as const, errorKind: undefined }
         : { ...want, approval: 'denied' as const, outcome: 'denied' as const, errorKind: 'approval-denied' };
-    }).map((want) => Object.fromEntries(Object.entries(want).filter(([, value]) => value !== undefined)) as Expectation);
+    }).map(
+      (want) =>
+        Object.fromEntries(Object.entries(want).filter(([, value]) => value !== undefined)) as Expectation,
+    );
     const problems = check(rows, expected);
     const report5 = expected.find((want) => want.id === 'call-5');
     const files = {
@@ -142,10 +167,13 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       notes: await readFile(join(sandbox, 'notes.txt'), 'utf8').catch(() => undefined),
       outside: await readFile(join(root, 'outside.txt'), 'utf8').catch(() => undefined),
     };
-    if (report5?.outcome === 'ok' && files.report !== REPORT) problems.push('sandbox: report.md was not written as approved');
-    if (report5?.outcome !== 'ok' && files.report !== undefined) problems.push('sandbox: report.md exists though the write was refused');
+    if (report5?.outcome === 'ok' && files.report !== REPORT)
+      problems.push('sandbox: report.md was not written as approved');
+    if (report5?.outcome !== 'ok' && files.report !== undefined)
+      problems.push('sandbox: report.md exists though the write was refused');
     const deleteApproved = expected.find((want) => want.id === 'call-6')?.outcome === 'ok';
-    if (!deleteApproved && files.notes === undefined) problems.push('sandbox: notes.txt was deleted though the delete was refused');
+    if (!deleteApproved && files.notes === undefined)
+      problems.push('sandbox: notes.txt was deleted though the delete was refused');
     if (files.outside === undefined) problems.push('outside.txt was deleted: a denied call ran');
     if (!report.ok) problems.push('the exported bundle does not verify');
     if (problems.length > 0) {
@@ -154,7 +182,9 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       code = 1;
     } else {
       out(`\ndemo OK: ${rows.length} calls decided, every refusal held, the bundle verifies offline.`);
-      out(`  verify it yourself: callgate verify ${bundlePath} --public-key '${embedded.verifierKey}' --strict`);
+      out(
+        `  verify it yourself: callgate verify ${bundlePath} --public-key '${embedded.verifierKey}' --strict`,
+      );
     }
   } finally {
     await embedded.close();

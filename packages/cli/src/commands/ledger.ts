@@ -1,12 +1,15 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { timelineOf } from '@callgate/core';
 import { openLedger } from '@callgate/store-sqlite';
-import { formatTimeline, timelineOf } from '../demo/timeline.js';
+import { formatTimeline } from '../demo/timeline.js';
 
 function requireDataDir(dataDir: string): void {
   if (!existsSync(join(dataDir, 'callgate.db'))) {
-    throw new Error(`no callgate data in ${dataDir} (looked for callgate.db); pass --data DIR or set CALLGATE_DATA`);
+    throw new Error(
+      `no callgate data in ${dataDir} (looked for callgate.db); pass --data DIR or set CALLGATE_DATA`,
+    );
   }
 }
 
@@ -26,7 +29,9 @@ export async function runExport(
     const text = `${JSON.stringify(bundle, null, 2)}\n`;
     if (options.out) {
       await writeFile(options.out, text);
-      options.print(`wrote ${options.out}: ${bundle.records.length} records, verifier key ${bundle.public_key}`);
+      options.print(
+        `wrote ${options.out}: ${bundle.records.length} records, verifier key ${bundle.public_key}`,
+      );
     } else {
       options.print(text.trimEnd());
     }
@@ -38,7 +43,10 @@ export async function runExport(
 }
 
 /** `callgate runs list`: newest first. */
-export async function runRunsList(dataDir: string, options: { limit: number; print: (text: string) => void }) {
+export async function runRunsList(
+  dataDir: string,
+  options: { limit: number; print: (text: string) => void },
+) {
   requireDataDir(dataDir);
   const { store, ledger } = await openLedger(dataDir);
   try {
@@ -56,7 +64,11 @@ export async function runRunsList(dataDir: string, options: { limit: number; pri
 }
 
 /** `callgate runs show ID`: the run's timeline from its records. */
-export async function runRunsShow(dataDir: string, runId: string, print: (text: string) => void): Promise<number> {
+export async function runRunsShow(
+  dataDir: string,
+  runId: string,
+  print: (text: string) => void,
+): Promise<number> {
   requireDataDir(dataDir);
   const { store, ledger } = await openLedger(dataDir);
   try {

@@ -31,7 +31,9 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
   } else {
     for (const failure of report.failures) {
       const where =
-        failure.seq !== undefined ? `record seq=${failure.seq} run=${failure.run_id ?? '?'} type=${failure.type ?? '?'}` : 'bundle';
+        failure.seq !== undefined
+          ? `record seq=${failure.seq} run=${failure.run_id ?? '?'} type=${failure.type ?? '?'}`
+          : 'bundle';
       options.out(`FAIL ${failure.check}: ${where}: ${failure.message}`);
     }
     for (const warning of report.warnings) options.out(`warning: ${warning}`);

@@ -31,24 +31,40 @@ export const SCRIPT: ScriptStep[] = [
       { id: 'call-3', tool: 'read_file', arguments: { path: 'todo.txt' } },
     ],
   },
-  { message: 'I will write the report.', calls: [{ id: 'call-4', tool: 'write_file', arguments: '{"path": "report.md"}' }] },
+  {
+    message: 'I will write the report.',
+    calls: [{ id: 'call-4', tool: 'write_file', arguments: '{"path": "report.md"}' }],
+  },
   {
     message: 'Sorry, the content was missing. Writing the report again.',
     calls: [{ id: 'call-5', tool: 'write_file', arguments: { path: 'report.md', content: REPORT } }],
   },
-  { message: 'The notes are no longer needed; deleting them.', calls: [{ id: 'call-6', tool: 'delete_file', arguments: { path: 'notes.txt' } }] },
+  {
+    message: 'The notes are no longer needed; deleting them.',
+    calls: [{ id: 'call-6', tool: 'delete_file', arguments: { path: 'notes.txt' } }],
+  },
   {
     message: 'Cleaning up the file next to the sandbox too.',
     calls: [{ id: 'call-7', tool: 'delete_file', arguments: { path: '../outside.txt' } }],
   },
-  { message: 'Reading the archive.', calls: [{ id: 'call-8', tool: 'read_file', arguments: { path: 'archive.txt' } }] },
+  {
+    message: 'Reading the archive.',
+    calls: [{ id: 'call-8', tool: 'read_file', arguments: { path: 'archive.txt' } }],
+  },
 ];
 
 export const EXPECTED: Expectation[] = [
   { step: 1, tool: 'list_files', id: 'call-1', effect: 'allow', rule: 'reads', outcome: 'ok' },
   { step: 1, tool: 'read_file', id: undefined, effect: 'allow', rule: 'reads', outcome: 'ok' },
   { step: 1, tool: 'read_file', id: 'call-3', effect: 'allow', rule: 'reads', outcome: 'ok' },
-  { step: 2, tool: 'write_file', id: 'call-4', effect: 'deny', outcome: 'denied', errorKind: 'tool-args-invalid' },
+  {
+    step: 2,
+    tool: 'write_file',
+    id: 'call-4',
+    effect: 'deny',
+    outcome: 'denied',
+    errorKind: 'tool-args-invalid',
+  },
   {
     step: 3,
     tool: 'write_file',
@@ -77,7 +93,15 @@ export const EXPECTED: Expectation[] = [
     outcome: 'denied',
     errorKind: 'policy-denied',
   },
-  { step: 6, tool: 'read_file', id: 'call-8', effect: 'allow', rule: 'reads', outcome: 'error', errorKind: 'tool-error' },
+  {
+    step: 6,
+    tool: 'read_file',
+    id: 'call-8',
+    effect: 'allow',
+    rule: 'reads',
+    outcome: 'error',
+    errorKind: 'tool-error',
+  },
 ];
 
 /** The scripted reviewer: approves writes, denies deletes. */

@@ -9,7 +9,10 @@ import type { Approval, ApprovalResponse } from '@callgate/protocol';
  */
 export interface ApprovalPort {
   readonly name: string;
-  request(approval: Approval, context: { signal: AbortSignal }): Promise<ApprovalResponse | undefined> | undefined;
+  request(
+    approval: Approval,
+    context: { signal: AbortSignal },
+  ): Promise<ApprovalResponse | undefined> | undefined;
 }
 
 /**
@@ -18,7 +21,10 @@ export interface ApprovalPort {
  */
 export class CallbackApprovalPort implements ApprovalPort {
   readonly name: string;
-  readonly #callback: (approval: Approval, signal: AbortSignal) => Promise<ApprovalResponse> | ApprovalResponse;
+  readonly #callback: (
+    approval: Approval,
+    signal: AbortSignal,
+  ) => Promise<ApprovalResponse> | ApprovalResponse;
 
   constructor(
     callback: (approval: Approval, signal: AbortSignal) => Promise<ApprovalResponse> | ApprovalResponse,

@@ -95,12 +95,19 @@ export class ApprovalCoordinator {
     const controller = new AbortController();
     const timer = setTimeout(
       () => {
-        this.expire(approval.id).catch((error) => this.#context.logger.error({ error: String(error) }, 'expiry failed'));
+        this.expire(approval.id).catch((error) =>
+          this.#context.logger.error({ error: String(error) }, 'expiry failed'),
+        );
       },
       Math.max(0, approval.expires_at - now),
     );
     timer.unref?.();
-    this.#live.set(approval.id, { controller, timer, waiters: new Set(), arguments: approval.arguments as Record<string, unknown> });
+    this.#live.set(approval.id, {
+      controller,
+      timer,
+      waiters: new Set(),
+      arguments: approval.arguments as Record<string, unknown>,
+    });
     this.#emit(approval);
     for (const port of this.#ports) this.#dispatch(port, approval, controller.signal);
     return approval;
@@ -136,7 +143,10 @@ export class ApprovalCoordinator {
     const parsed = approvalResponseSchema.safeParse(response);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new CallgateError('request-invalid', `approval response: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+      throw new CallgateError(
+        'request-invalid',
+        `approval response: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+      );
     }
     const answer = parsed.data;
     const current = await this.#context.store.getApproval(approvalId);
@@ -170,14 +180,14 @@ export class ApprovalCoordinator {
   /** Expires a pending approval whose wait limit has passed (no-op otherwise). */
   async expire(approvalId: string): Promise<ApprovalState | undefined> {
     const current = await this.#context.store.getApproval(approvalId);
-    if (!current || current.status !== 'pending') return undefined;
+    if (current?.status !== 'pending') return undefined;
     return this.#resolve(current, { status: 'expired', reason: 'no answer within the wait limit' });
   }
 
   /** Withdraws a pending approval (the caller stopped waiting, e.g. it was cancelled). */
   async withdraw(approvalId: string, reason = 'withdrawn by the caller'): Promise<ApprovalState | undefined> {
     const current = await this.#context.store.getApproval(approvalId);
-    if (!current || current.status !== 'pending') return undefined;
+    if (current?.status !== 'pending') return undefined;
     return this.#resolve(current, { status: 'withdrawn', reason });
   }
 
@@ -238,7 +248,9 @@ export class ApprovalCoordinator {
       approval: resolved,
       ...(grant ? { grant } : {}),
       ...(outcome.status === 'approved'
-        ? { arguments: outcome.arguments ?? live?.arguments ?? (current.arguments as Record<string, unknown>) }
+        ? {
+            arguments: outcome.arguments ?? live?.arguments ?? (current.arguments as Record<string, unknown>),
+          }
         : {}),
     };
     if (live) {
@@ -258,14 +270,18 @@ export class ApprovalCoordinator {
    *
    * @throws CallgateError `not-found` for an unknown approval.
    */
-  async get(approvalId: string, options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<ApprovalState> {
+  async get(
+    approvalId: string,
+    options: { waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<ApprovalState> {
     let approval = await this.#context.store.getApproval(approvalId);
     if (!approval) throw new CallgateError('not-found', `no approval ${approvalId}`);
     if (approval.status === 'pending' && approval.expires_at <= this.#context.clock()) {
       const expired = await this.expire(approvalId);
       approval = expired?.approval ?? (await this.#context.store.getApproval(approvalId)) ?? approval;
     }
-    if (approval.status !== 'pending' || !options.waitMs || options.signal?.aborted) return this.#state(approval);
+    if (approval.status !== 'pending' || !options.waitMs || options.signal?.aborted)
+      return this.#state(approval);
     const live = this.#live.get(approvalId);
     if (!live) return this.#state(approval);
     const pending = approval;

@@ -26,7 +26,12 @@ export interface GateContext {
  * vault on, the opening is written too and that write is pushed onto `writes` for the caller to
  * await. Returns the `sha256:` commitment a ledger record holds in place of the value.
  */
-export function commitValue(context: GateContext, value: unknown, writes: Promise<unknown>[], canonical?: string): string {
+export function commitValue(
+  context: GateContext,
+  value: unknown,
+  writes: Promise<unknown>[],
+  canonical?: string,
+): string {
   const { commitment, salt } = canonical === undefined ? commit(value) : commitCanonical(canonical);
   if (context.vault) writes.push(context.store.putOpenings([{ commitment, salt, value }]));
   return commitment;

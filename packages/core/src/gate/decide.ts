@@ -72,12 +72,18 @@ function checkLimits(context: GateContext, state: RunState, tool: string): void 
   const limits = context.policy().limits;
   const runLimit = limits.run.maxCalls;
   if (runLimit !== undefined && state.callCount >= runLimit) {
-    throw new CallgateError('run-limit-exceeded', `the run has made ${state.callCount} calls, its limit is ${runLimit}`);
+    throw new CallgateError(
+      'run-limit-exceeded',
+      `the run has made ${state.callCount} calls, its limit is ${runLimit}`,
+    );
   }
   const toolLimit = limits.tools[tool]?.maxCalls;
   const toolCount = state.toolCounts.get(tool) ?? 0;
   if (toolLimit !== undefined && toolCount >= toolLimit) {
-    throw new CallgateError('run-limit-exceeded', `${tool} was called ${toolCount} times in this run, its limit is ${toolLimit}`);
+    throw new CallgateError(
+      'run-limit-exceeded',
+      `${tool} was called ${toolCount} times in this run, its limit is ${toolLimit}`,
+    );
   }
 }
 
@@ -93,7 +99,13 @@ function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Ma
   const attempt = Math.max(state.nextAttempt(callId), (seen.get(callId) ?? 0) + 1);
   seen.set(callId, attempt);
   const tool = typeof call.tool === 'string' ? call.tool : String(call.tool);
-  const verdict: CallVerdict = { call_id: callId, minted: given === undefined, attempt, tool, status: 'refused' };
+  const verdict: CallVerdict = {
+    call_id: callId,
+    minted: given === undefined,
+    attempt,
+    tool,
+    status: 'refused',
+  };
   try {
     const registered = context.registry.get(tool);
     if (!registered) throw new CallgateError('tool-not-found', `no tool named ${JSON.stringify(tool)}`);
@@ -130,7 +142,10 @@ export async function decideCalls(
   context: GateContext,
   state: RunState,
   calls: readonly ToolCall[],
-  options: { message?: ModelMessage; createApproval: (verdict: CallVerdict, decision: Decision) => Promise<Approval> },
+  options: {
+    message?: ModelMessage;
+    createApproval: (verdict: CallVerdict, decision: Decision) => Promise<Approval>;
+  },
 ): Promise<CallVerdict[]> {
   const runId = state.run.run_id;
   const policy = context.policy();
@@ -200,7 +215,10 @@ export async function decideCalls(
         const done = await context.store.getIdempotencyKey(verdict.tool, item.idempotencyKey);
         if (done !== undefined) {
           verdict.error = refusal(
-            new CallgateError('idempotency-blocked', `${verdict.tool} already completed this side effect (call ${done})`),
+            new CallgateError(
+              'idempotency-blocked',
+              `${verdict.tool} already completed this side effect (call ${done})`,
+            ),
           );
         }
       }
@@ -234,7 +252,9 @@ export async function decideCalls(
         tool: verdict.tool,
         arguments_digest: verdict.arguments_digest ?? null,
         arguments_commitment:
-          item.canonical === undefined ? null : commitValue(context, verdict.arguments, writes, item.canonical),
+          item.canonical === undefined
+            ? null
+            : commitValue(context, verdict.arguments, writes, item.canonical),
         effect: verdict.error ? 'deny' : (decision?.effect ?? 'deny'),
         rules: decision?.rules ?? [],
         reason: verdict.error?.message ?? decision?.reason ?? '',

@@ -4,32 +4,51 @@ import { testEngine } from './test-engine.js';
 describe('Engine in remote style (decide, then run elsewhere)', () => {
   it('issues a grant per allowed call that opens only that call, once', async () => {
     const { engine, runId } = await testEngine();
-    const [verdict] = await engine.decide(runId, [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }], {
-      issueGrants: true,
-    });
+    const [verdict] = await engine.decide(
+      runId,
+      [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }],
+      {
+        issueGrants: true,
+      },
+    );
     expect(verdict?.status).toBe('allowed');
     const token = verdict?.grant?.token as string;
-    const binding = { run_id: runId, call_id: 'c1', tool: 'read_file', arguments_digest: verdict?.arguments_digest as string };
+    const binding = {
+      run_id: runId,
+      call_id: 'c1',
+      tool: 'read_file',
+      arguments_digest: verdict?.arguments_digest as string,
+    };
     await expect(engine.consumeGrant(token, binding)).resolves.toMatchObject({ call_id: 'c1' });
     await expect(engine.consumeGrant(token, binding)).rejects.toMatchObject({ kind: 'grant-invalid' });
   });
 
   it('lets a gateway consume the outstanding grant of a call a hook already decided', async () => {
     const { engine, runId } = await testEngine();
-    const [verdict] = await engine.decide(runId, [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }], {
-      issueGrants: true,
-    });
+    const [verdict] = await engine.decide(
+      runId,
+      [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }],
+      {
+        issueGrants: true,
+      },
+    );
     const digest = verdict?.arguments_digest as string;
-    await expect(engine.consumeOutstandingGrant({ tool: 'read_file', arguments_digest: digest })).resolves.toMatchObject({
+    await expect(
+      engine.consumeOutstandingGrant({ tool: 'read_file', arguments_digest: digest }),
+    ).resolves.toMatchObject({
       call_id: 'c1',
       run_id: runId,
     });
-    await expect(engine.consumeOutstandingGrant({ tool: 'read_file', arguments_digest: digest })).resolves.toBeUndefined();
+    await expect(
+      engine.consumeOutstandingGrant({ tool: 'read_file', arguments_digest: digest }),
+    ).resolves.toBeUndefined();
   });
 
   it('answers an approval exactly once; a second answer is a conflict', async () => {
     const { engine, runId } = await testEngine();
-    const [verdict] = await engine.decide(runId, [{ id: 'big', tool: 'send_invoice', arguments: { to: 'a', amount: 5000 } }]);
+    const [verdict] = await engine.decide(runId, [
+      { id: 'big', tool: 'send_invoice', arguments: { to: 'a', amount: 5000 } },
+    ]);
     expect(verdict?.status).toBe('pending');
     const id = verdict?.approval?.id as string;
     const waiting = engine.approval(id, { waitMs: 5_000 });
@@ -38,13 +57,19 @@ describe('Engine in remote style (decide, then run elsewhere)', () => {
     const seen = await waiting;
     expect(seen.approval.status).toBe('approved');
     expect(seen.grant?.token).toBe(answered.grant?.token);
-    await expect(engine.respondToApproval(id, { approved: false, reviewer: 'mallory' })).rejects.toMatchObject({
+    await expect(
+      engine.respondToApproval(id, { approved: false, reviewer: 'mallory' }),
+    ).rejects.toMatchObject({
       kind: 'conflict',
     });
-    await expect(engine.respondToApproval('ap-nope', { approved: true, reviewer: 'x' })).rejects.toMatchObject({
+    await expect(
+      engine.respondToApproval('ap-nope', { approved: true, reviewer: 'x' }),
+    ).rejects.toMatchObject({
       kind: 'not-found',
     });
-    await expect(engine.respondToApproval(id, { approved: 'yes', reviewer: '' } as never)).rejects.toMatchObject({
+    await expect(
+      engine.respondToApproval(id, { approved: 'yes', reviewer: '' } as never),
+    ).rejects.toMatchObject({
       kind: 'request-invalid',
     });
   });
@@ -52,12 +77,21 @@ describe('Engine in remote style (decide, then run elsewhere)', () => {
   it('records changed-after-decision when different arguments ran than were decided', async () => {
     const { engine, runId, store } = await testEngine();
     await engine.decide(runId, [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }]);
-    const outcome = await engine.recordOutcome(runId, { call_id: 'c1', outcome: 'ok', arguments: { path: '/etc/shadow' }, result: 'x' });
+    const outcome = await engine.recordOutcome(runId, {
+      call_id: 'c1',
+      outcome: 'ok',
+      arguments: { path: '/etc/shadow' },
+      result: 'x',
+    });
     expect(outcome).toBe('changed-after-decision');
     const end = (await store.readRunRecords(runId)).find((record) => record.type === 'call-end');
     expect(end).toMatchObject({ outcome: 'changed-after-decision' });
-    await expect(engine.recordOutcome(runId, { call_id: 'c1', outcome: 'ok' })).rejects.toMatchObject({ kind: 'conflict' });
-    await expect(engine.recordOutcome(runId, { call_id: 'nope', outcome: 'ok' })).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(engine.recordOutcome(runId, { call_id: 'c1', outcome: 'ok' })).rejects.toMatchObject({
+      kind: 'conflict',
+    });
+    await expect(engine.recordOutcome(runId, { call_id: 'nope', outcome: 'ok' })).rejects.toMatchObject({
+      kind: 'not-found',
+    });
   });
 
   it('ends a run recording decided-not-completed for calls that never reported, and refuses further steps', async () => {
@@ -71,7 +105,9 @@ describe('Engine in remote style (decide, then run elsewhere)', () => {
     const ends = records.filter((record) => record.type === 'call-end');
     expect(ends).toEqual([expect.objectContaining({ call_id: 'c1', outcome: 'decided-not-completed' })]);
     expect(records.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
-    await expect(engine.decide(runId, [{ id: 'c3', tool: 'read_file', arguments: { path: 'a' } }])).rejects.toMatchObject({
+    await expect(
+      engine.decide(runId, [{ id: 'c3', tool: 'read_file', arguments: { path: 'a' } }]),
+    ).rejects.toMatchObject({
       kind: 'conflict',
     });
     await expect(engine.decide('no-such-run', [])).rejects.toMatchObject({ kind: 'not-found' });

@@ -1,14 +1,13 @@
-import {
-  type Approval,
-  type ApprovalResponse,
-  type Bundle,
-  CallgateError,
-  type ErrorKind,
-  type Grant,
-  type Outcome,
-  type StoredGrant,
-  type ToolCall,
-  type ToolSpec,
+import type {
+  Approval,
+  ApprovalResponse,
+  Bundle,
+  ErrorKind,
+  Grant,
+  Outcome,
+  StoredGrant,
+  ToolCall,
+  ToolSpec,
 } from '@callgate/protocol';
 import type { ApprovalPort } from '../approvals/port.js';
 import { canonicalJson } from '../json/canonical.js';
@@ -144,7 +143,11 @@ export class Engine {
    *
    * @throws CallgateError `not-found` / `conflict` for an unknown or ended run.
    */
-  async decide(runId: string, calls: readonly ToolCall[], options: DecideOptions = {}): Promise<CallVerdict[]> {
+  async decide(
+    runId: string,
+    calls: readonly ToolCall[],
+    options: DecideOptions = {},
+  ): Promise<CallVerdict[]> {
     const state = await this.#runs.get(runId);
     await this.#rememberPolicy(this.#policy);
     const verdicts = await decideCalls(this.#context, state, calls, {
@@ -155,7 +158,12 @@ export class Engine {
       const now = this.#context.clock();
       for (const verdict of verdicts) {
         if (verdict.status !== 'allowed' || !verdict.arguments_digest) continue;
-        verdict.grant = await issueGrant(this.store, bindingOf(runId, verdict), this.#policy.approval.ttlMs, now);
+        verdict.grant = await issueGrant(
+          this.store,
+          bindingOf(runId, verdict),
+          this.#policy.approval.ttlMs,
+          now,
+        );
       }
     }
     return verdicts;
@@ -168,9 +176,15 @@ export class Engine {
   async recordMessage(runId: string, message: ModelMessage): Promise<void> {
     await this.#runs.get(runId);
     const writes: Promise<unknown>[] = [];
-    const content = message.content === undefined ? null : commitValue(this.#context, message.content, writes);
+    const content =
+      message.content === undefined ? null : commitValue(this.#context, message.content, writes);
     writes.push(
-      this.ledger.append(runId, { type: 'model-message', role: message.role, content_commitment: content, tool_calls: [] }),
+      this.ledger.append(runId, {
+        type: 'model-message',
+        role: message.role,
+        content_commitment: content,
+        tool_calls: [],
+      }),
     );
     await Promise.all(writes);
   }
@@ -181,7 +195,14 @@ export class Engine {
    */
   async recordExchange(
     runId: string,
-    exchange: { method: string; upstream: string; target?: string | null; params: unknown; result?: unknown; error_kind?: ErrorKind },
+    exchange: {
+      method: string;
+      upstream: string;
+      target?: string | null;
+      params: unknown;
+      result?: unknown;
+      error_kind?: ErrorKind;
+    },
   ): Promise<void> {
     await this.#runs.get(runId);
     const writes: Promise<unknown>[] = [];
@@ -192,7 +213,8 @@ export class Engine {
         upstream: exchange.upstream,
         target: exchange.target ?? null,
         params_commitment: commitValue(this.#context, exchange.params ?? null, writes),
-        result_commitment: exchange.result === undefined ? null : commitValue(this.#context, exchange.result, writes),
+        result_commitment:
+          exchange.result === undefined ? null : commitValue(this.#context, exchange.result, writes),
         ...(exchange.error_kind ? { error_kind: exchange.error_kind } : {}),
       }),
     );

@@ -21,7 +21,14 @@ export type ToolExecutor = (call: ExecutableCall) => Promise<unknown> | unknown;
 /** The result of one call of a step: what the model reads as that call's tool result. */
 export type StepResult =
   | { call_id: string; minted: boolean; tool: string; ok: true; result: unknown; verdict: CallVerdict }
-  | { call_id: string; minted: boolean; tool: string; ok: false; error: ErrorBody['error']; verdict: CallVerdict };
+  | {
+      call_id: string;
+      minted: boolean;
+      tool: string;
+      ok: false;
+      error: ErrorBody['error'];
+      verdict: CallVerdict;
+    };
 
 /** Options of {@link executeStep}. */
 export interface ExecuteStepOptions {

@@ -22,7 +22,10 @@ export interface Governor {
     options?: { message?: ModelMessage; tools?: ToolSpec[] },
   ): Promise<CallVerdict[]>;
   /** Waits up to `waitMs` for an approval to be answered; returns its state then. */
-  awaitApproval(approvalId: string, options: { waitMs: number; signal?: AbortSignal }): Promise<ApprovalState>;
+  awaitApproval(
+    approvalId: string,
+    options: { waitMs: number; signal?: AbortSignal },
+  ): Promise<ApprovalState>;
   withdrawApproval(approvalId: string, reason?: string): Promise<void>;
   /** @throws CallgateError `grant-invalid` on any mismatch, reuse or expiry. */
   consumeGrant(token: string, binding: GrantBinding): Promise<StoredGrant | undefined>;
@@ -39,7 +42,10 @@ export function localGovernor(engine: Engine): Governor {
       for (const spec of options.tools ?? []) {
         if (!engine.registry.has(spec.name)) engine.registry.add(spec);
       }
-      return engine.decide(runId, calls, { issueGrants: true, ...(options.message ? { message: options.message } : {}) });
+      return engine.decide(runId, calls, {
+        issueGrants: true,
+        ...(options.message ? { message: options.message } : {}),
+      });
     },
     awaitApproval: (approvalId, options) => engine.approval(approvalId, options),
     async withdrawApproval(approvalId, reason) {

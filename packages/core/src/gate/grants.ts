@@ -19,10 +19,20 @@ export function grantTokenHash(token: string): string {
  * Issues a one-use grant bound to `binding`, valid for `ttlMs` milliseconds from `now`.
  * The token (256 random bits, base64url) is returned once; the store keeps only its hash.
  */
-export async function issueGrant(store: Store, binding: GrantBinding, ttlMs: number, now: number): Promise<Grant> {
+export async function issueGrant(
+  store: Store,
+  binding: GrantBinding,
+  ttlMs: number,
+  now: number,
+): Promise<Grant> {
   const token = `cgt_${randomBytes(32).toString('base64url')}`;
   const grant: Grant = { v: 1, token, ...binding, expires_at: now + ttlMs };
-  const stored: StoredGrant = { v: 1, token_hash: grantTokenHash(token), ...binding, expires_at: grant.expires_at };
+  const stored: StoredGrant = {
+    v: 1,
+    token_hash: grantTokenHash(token),
+    ...binding,
+    expires_at: grant.expires_at,
+  };
   await store.putGrant(stored);
   return grant;
 }

@@ -66,10 +66,14 @@ export class Guardrails {
         if (guard.tools && !guard.tools.includes(tool)) continue;
         guard.pattern.lastIndex = 0;
         if (guard.pattern.test(value)) {
-          throw new CallgateError('guardrail-blocked', `${path} looks like a ${guard.name}; it is not sent to ${tool}`, {
-            path,
-            guardrail: guard.name,
-          });
+          throw new CallgateError(
+            'guardrail-blocked',
+            `${path} looks like a ${guard.name}; it is not sent to ${tool}`,
+            {
+              path,
+              guardrail: guard.name,
+            },
+          );
         }
       }
     }

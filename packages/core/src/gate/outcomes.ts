@@ -29,7 +29,9 @@ function jsonSafe(value: unknown): unknown {
     return value;
   } catch {
     try {
-      return JSON.parse(JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? item.toString() : item)) ?? 'null');
+      return JSON.parse(
+        JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? item.toString() : item)) ?? 'null',
+      );
     } catch {
       return { unserializable: String(value) };
     }
@@ -44,12 +46,20 @@ function jsonSafe(value: unknown): unknown {
  * @throws CallgateError `not-found` when the call was never decided in this run, `conflict` when
  *   its outcome is already recorded.
  */
-export async function recordOutcome(context: GateContext, state: RunState, report: CallOutcomeReport): Promise<Outcome> {
+export async function recordOutcome(
+  context: GateContext,
+  state: RunState,
+  report: CallOutcomeReport,
+): Promise<Outcome> {
   const call = state.calls.get(report.call_id);
   if (!call || (report.attempt !== undefined && report.attempt !== call.attempt)) {
-    throw new CallgateError('not-found', `call ${report.call_id} was not decided in run ${state.run.run_id}`, {
-      call_id: report.call_id,
-    });
+    throw new CallgateError(
+      'not-found',
+      `call ${report.call_id} was not decided in run ${state.run.run_id}`,
+      {
+        call_id: report.call_id,
+      },
+    );
   }
   if (call.outcome !== undefined) {
     throw new CallgateError('conflict', `call ${report.call_id} already ended (${call.outcome})`, {
@@ -61,7 +71,8 @@ export async function recordOutcome(context: GateContext, state: RunState, repor
   if (report.arguments !== undefined || (report.tool !== undefined && report.tool !== call.tool)) {
     let ranDigest: string | null = null;
     try {
-      if (report.arguments !== undefined) ranDigest = sha256Digest(canonicalJson(readArguments(report.arguments, context.jsonLimits)));
+      if (report.arguments !== undefined)
+        ranDigest = sha256Digest(canonicalJson(readArguments(report.arguments, context.jsonLimits)));
     } catch {
       ranDigest = null;
     }
@@ -76,9 +87,11 @@ export async function recordOutcome(context: GateContext, state: RunState, repor
   call.outcome = outcome;
   call.ended_at = now;
   const writes: Promise<unknown>[] = [];
-  const resultCommitment = report.result === undefined ? null : commitValue(context, jsonSafe(report.result), writes);
+  const resultCommitment =
+    report.result === undefined ? null : commitValue(context, jsonSafe(report.result), writes);
   const errorKind: ErrorKind | undefined =
-    report.error_kind ?? (outcome === 'error' ? 'tool-error' : outcome === 'changed-after-decision' ? 'grant-invalid' : undefined);
+    report.error_kind ??
+    (outcome === 'error' ? 'tool-error' : outcome === 'changed-after-decision' ? 'grant-invalid' : undefined);
   writes.push(
     context.ledger.append(state.run.run_id, {
       type: 'call-end',
@@ -116,7 +129,12 @@ export async function closeOpenCalls(context: GateContext, state: RunState): Pro
     if (call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') continue;
     const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
     if (approval && approval.status !== 'approved') {
-      const kind = approval.status === 'denied' ? 'approval-denied' : approval.status === 'pending' ? 'approval-pending' : 'approval-expired';
+      const kind =
+        approval.status === 'denied'
+          ? 'approval-denied'
+          : approval.status === 'pending'
+            ? 'approval-pending'
+            : 'approval-expired';
       await recordOutcome(context, state, { call_id: call.call_id, outcome: 'denied', error_kind: kind });
     } else {
       await recordOutcome(context, state, { call_id: call.call_id, outcome: 'decided-not-completed' });

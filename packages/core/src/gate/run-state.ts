@@ -74,7 +74,8 @@ export class RunStates {
   async #load(runId: string): Promise<RunState> {
     const run = await this.#store.getRun(runId);
     if (!run) throw new CallgateError('not-found', `no run ${runId}`);
-    if (run.status !== 'running') throw new CallgateError('conflict', `run ${runId} has ended (${run.status})`);
+    if (run.status !== 'running')
+      throw new CallgateError('conflict', `run ${runId} has ended (${run.status})`);
     const state = new RunState(run);
     for (const call of await this.#store.listCalls(runId)) {
       state.remember(call);

@@ -11,7 +11,12 @@ import { Engine, type EngineOptions } from './engine.js';
 export const TEST_TOOLS: ToolSpec[] = [
   {
     name: 'read_file',
-    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { path: { type: 'string' } },
+      required: ['path'],
+      additionalProperties: false,
+    },
     annotations: { readOnlyHint: true },
   },
   {
@@ -64,7 +69,12 @@ rules:
 `;
 
 export async function testEngine(
-  options: { policy?: string; ports?: ApprovalPort[]; vault?: boolean; clock?: () => number } & Partial<EngineOptions> = {},
+  options: {
+    policy?: string;
+    ports?: ApprovalPort[];
+    vault?: boolean;
+    clock?: () => number;
+  } & Partial<EngineOptions> = {},
 ) {
   const store = new MemoryStore();
   const keys = generateEd25519KeyPair();

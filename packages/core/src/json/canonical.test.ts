@@ -8,7 +8,9 @@ function shuffleKeys(value: unknown, seed: number): unknown {
   if (Array.isArray(value)) return value.map((item, index) => shuffleKeys(item, seed + index));
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value);
-    entries.sort((a, b) => ((a[0].length * 31 + seed) % 7) - ((b[0].length * 31 + seed) % 7) || (a[0] < b[0] ? 1 : -1));
+    entries.sort(
+      (a, b) => ((a[0].length * 31 + seed) % 7) - ((b[0].length * 31 + seed) % 7) || (a[0] < b[0] ? 1 : -1),
+    );
     return Object.fromEntries(entries.map(([key, item]) => [key, shuffleKeys(item, seed + 1)]));
   }
   return value;
@@ -16,7 +18,9 @@ function shuffleKeys(value: unknown, seed: number): unknown {
 
 describe('canonical JSON (RFC 8785)', () => {
   it('matches the RFC 8785 examples for numbers and key order', () => {
-    expect(canonicalJson({ b: 2, a: 1, c: { z: [3, 'x'], y: null } })).toBe('{"a":1,"b":2,"c":{"y":null,"z":[3,"x"]}}');
+    expect(canonicalJson({ b: 2, a: 1, c: { z: [3, 'x'], y: null } })).toBe(
+      '{"a":1,"b":2,"c":{"y":null,"z":[3,"x"]}}',
+    );
     expect(canonicalJson([1e21, 1e-7, 0.000001, 100, -0])).toBe('[1e+21,1e-7,0.000001,100,0]');
     expect(canonicalJson({ '€': 1, '\r': 2, '1': 3 })).toBe('{"\\r":2,"1":3,"€":1}');
   });

@@ -45,7 +45,9 @@ describe('readArguments', () => {
   it('refuses numbers too large to represent (Infinity) and non-finite values', () => {
     expect(refusal(() => readArguments('{"x": 1e400}')).message).toMatch(/too large/);
     expect(refusal(() => readArguments({ x: Number.NaN })).message).toMatch(/NaN is not a JSON number/);
-    expect(refusal(() => readArguments({ x: [Number.POSITIVE_INFINITY] })).details.path).toBe('arguments.x[0]');
+    expect(refusal(() => readArguments({ x: [Number.POSITIVE_INFINITY] })).details.path).toBe(
+      'arguments.x[0]',
+    );
   });
 
   it('refuses lone surrogates in strings and keys', () => {
@@ -64,9 +66,9 @@ describe('readArguments', () => {
   it('refuses arguments over the size limit, configurable', () => {
     const big = JSON.stringify({ text: 'x'.repeat(2 * 1024 * 1024) });
     expect(refusal(() => readArguments(big)).message).toMatch(/over the limit of 1048576/);
-    expect(refusal(() => readArguments({ text: 'x'.repeat(200) }, { maxBytes: 100, maxDepth: 64 })).message).toMatch(
-      /over the size limit of 100 bytes/,
-    );
+    expect(
+      refusal(() => readArguments({ text: 'x'.repeat(200) }, { maxBytes: 100, maxDepth: 64 })).message,
+    ).toMatch(/over the size limit of 100 bytes/);
   });
 
   it('refuses keys that would pollute prototypes', () => {

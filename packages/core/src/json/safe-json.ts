@@ -51,9 +51,14 @@ function lineAndColumn(text: string, position: number): string {
  * @param path what the text is, for messages (e.g. `arguments`).
  * @throws CallgateError `tool-args-invalid` naming the position or the JSON path and the reason.
  */
-export function parseJsonStrict(text: string, path = 'arguments', limits: JsonLimits = DEFAULT_JSON_LIMITS): unknown {
+export function parseJsonStrict(
+  text: string,
+  path = 'arguments',
+  limits: JsonLimits = DEFAULT_JSON_LIMITS,
+): unknown {
   const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > limits.maxBytes) refuse(`${path} is ${bytes} bytes, over the limit of ${limits.maxBytes}`, path);
+  if (bytes > limits.maxBytes)
+    refuse(`${path} is ${bytes} bytes, over the limit of ${limits.maxBytes}`, path);
   let value: unknown;
   try {
     value = parseLossless(text, null, (digits) => describeNumber(digits, `${path} (number ${digits})`));
@@ -80,7 +85,8 @@ function hasLoneSurrogate(value: string): boolean {
   return false;
 }
 
-const keyPath = (path: string, key: string) => (/^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`);
+const keyPath = (path: string, key: string) =>
+  /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 
 /**
  * Checks that `value` is plain JSON a tool may receive: only null, booleans, finite numbers
@@ -90,7 +96,11 @@ const keyPath = (path: string, key: string) => (/^[A-Za-z_$][\w$]*$/.test(key) ?
  *
  * @throws CallgateError `tool-args-invalid` whose message and `details.path` name the value.
  */
-export function checkJsonValue(value: unknown, path = 'arguments', limits: JsonLimits = DEFAULT_JSON_LIMITS): void {
+export function checkJsonValue(
+  value: unknown,
+  path = 'arguments',
+  limits: JsonLimits = DEFAULT_JSON_LIMITS,
+): void {
   let bytes = 0;
   const visit = (node: unknown, at: string, depth: number): void => {
     if (node === null || typeof node === 'boolean') {
@@ -98,7 +108,10 @@ export function checkJsonValue(value: unknown, path = 'arguments', limits: JsonL
     } else if (typeof node === 'number') {
       if (!Number.isFinite(node)) refuse(`${at}: ${node} is not a JSON number`, at);
       if (Number.isInteger(node) && !Number.isSafeInteger(node)) {
-        refuse(`${at}: the integer ${node} is beyond ±(2^53−1) and has lost precision; send it as a string`, at);
+        refuse(
+          `${at}: the integer ${node} is beyond ±(2^53−1) and has lost precision; send it as a string`,
+          at,
+        );
       }
       bytes += 8;
     } else if (typeof node === 'string') {
@@ -139,7 +152,10 @@ export function checkJsonValue(value: unknown, path = 'arguments', limits: JsonL
  * @throws CallgateError `tool-args-invalid` when the text is not JSON, the value is not an
  *   object, or {@link checkJsonValue} refuses it.
  */
-export function readArguments(input: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): Record<string, unknown> {
+export function readArguments(
+  input: unknown,
+  limits: JsonLimits = DEFAULT_JSON_LIMITS,
+): Record<string, unknown> {
   if (input === undefined || input === null || input === '') return {};
   const value = typeof input === 'string' ? parseJsonStrict(input, 'arguments', limits) : input;
   if (typeof input !== 'string') checkJsonValue(value, 'arguments', limits);

@@ -1,4 +1,10 @@
-import { type Approval, CallgateError, type LedgerRecord, type Opening, type StoredGrant } from '@callgate/protocol';
+import {
+  type Approval,
+  CallgateError,
+  type LedgerRecord,
+  type Opening,
+  type StoredGrant,
+} from '@callgate/protocol';
 import type {
   ApiKeyRow,
   ApprovalQuery,
@@ -90,18 +96,16 @@ export class MemoryStore implements Store {
       .slice(0, limit)
       .map(clone);
   }
-  async resolveApproval(
-    approvalId: string,
-    update: ApprovalResolution,
-  ): Promise<Approval | undefined> {
+  async resolveApproval(approvalId: string, update: ApprovalResolution): Promise<Approval | undefined> {
     const approval = this.#approvals.get(approvalId);
-    if (!approval || approval.status !== 'pending') return undefined;
+    if (approval?.status !== 'pending') return undefined;
     Object.assign(approval, update);
     return clone(approval);
   }
 
   async putGrant(grant: StoredGrant): Promise<void> {
-    if (this.#grants.has(grant.token_hash)) throw new CallgateError('conflict', 'a grant with this token exists');
+    if (this.#grants.has(grant.token_hash))
+      throw new CallgateError('conflict', 'a grant with this token exists');
     this.#grants.set(grant.token_hash, clone(grant));
   }
   async consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined> {
@@ -194,7 +198,8 @@ export class MemoryStore implements Store {
 
   async putApiKey(key: ApiKeyRow): Promise<void> {
     for (const existing of this.#keys.values()) {
-      if (existing.name === key.name && existing.revoked_at === undefined) throw new Error(`an API key named ${key.name} exists`);
+      if (existing.name === key.name && existing.revoked_at === undefined)
+        throw new Error(`an API key named ${key.name} exists`);
     }
     this.#keys.set(key.key_hash, clone(key));
   }

@@ -68,9 +68,10 @@ export interface CheckpointRow {
 }
 
 /** How a pending approval ends: never back to `pending`. */
-export type ApprovalResolution = { status: Exclude<Approval['status'], 'pending'>; resolved_at: number } & Partial<
-  Pick<Approval, 'reviewer' | 'response_reason' | 'edited'>
->;
+export type ApprovalResolution = {
+  status: Exclude<Approval['status'], 'pending'>;
+  resolved_at: number;
+} & Partial<Pick<Approval, 'reviewer' | 'response_reason' | 'edited'>>;
 
 /** Filters for listing approvals. */
 export interface ApprovalQuery {

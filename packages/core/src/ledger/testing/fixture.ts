@@ -56,7 +56,7 @@ export function fixtureClock(start = 1_760_000_000_000): () => number {
   return () => now++;
 }
 
-/** The bodies of the exported run: each record type, allow / ask / deny decisions. */
+/** The bodies of the exported run: every record type, allow / ask / deny decisions. */
 export function fixtureRunBodies(
   policyDigest: string,
   store: MemoryStore,
@@ -210,6 +210,14 @@ export function fixtureRunBodies(
       from_ts: 1_760_000_000_100,
       to_ts: 1_760_000_000_900,
       calls: 0,
+    },
+    {
+      type: 'mcp-exchange',
+      method: 'resources/read',
+      upstream: 'contracts',
+      target: 'file:///contracts/C-1042.pdf',
+      params_commitment: committed({ uri: 'file:///contracts/C-1042.pdf' }),
+      result_commitment: committed({ contents: [{ text: 'Net 30 days' }] }),
     },
     {
       type: 'model-message',

@@ -1,0 +1,137 @@
+import { resolve } from 'node:path';
+import { isCallgateError } from '@callgate/core';
+import { API_KEY_ROLES, type ApiKeyRole, createApiKey } from '@callgate/server';
+import { openDataDir } from '@callgate/store-sqlite';
+import { type Command, Option } from 'commander';
+
+type Print = (line: string) => void;
+
+async function withStore<T>(
+  dataDir: string,
+  action: (store: ReturnType<typeof openDataDir>['store']) => Promise<T>,
+): Promise<T> {
+  const { store } = openDataDir(dataDir);
+  try {
+    return await action(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * `callgate keys create --role R [--name N]`: creates an API key in the data folder and prints
+ * it once (only its SHA-256 is stored). Works while a server runs on the same folder.
+ */
+export async function runKeysCreate(
+  dataDir: string,
+  options: { role: ApiKeyRole; name?: string; print: Print },
+): Promise<number> {
+  return withStore(dataDir, async (store) => {
+    try {
+      const { key, row } = await createApiKey(store, {
+        role: options.role,
+        ...(options.name ? { name: options.name } : {}),
+      });
+      options.print(`created ${row.role} key "${row.name}" in ${dataDir}`);
+      options.print('');
+      options.print(`  ${key}`);
+      options.print('');
+      options.print('This is the only time the key is shown; callgate keeps only its hash. Use it as');
+      options.print(`  Authorization: Bearer ${key.slice(0, 7)}…   (or CALLGATE_API_KEY for the CLI)`);
+      return 0;
+    } catch (error) {
+      if (!isCallgateError(error)) throw error;
+      options.print(`callgate keys create: ${error.message}`);
+      return error.kind === 'request-invalid' ? 2 : 1;
+    }
+  });
+}
+
+/** `callgate keys list`: every key's name, role and dates (never the key). */
+export async function runKeysList(dataDir: string, options: { print: Print }): Promise<number> {
+  return withStore(dataDir, async (store) => {
+    const keys = await store.listApiKeys();
+    if (keys.length === 0) options.print('no API keys; create one with: callgate keys create --role admin');
+    for (const key of keys) {
+      const state =
+        key.revoked_at === undefined ? 'live' : `revoked ${new Date(key.revoked_at).toISOString()}`;
+      options.print(
+        `${key.name.padEnd(24)} ${key.role.padEnd(9)} created ${new Date(key.created_at).toISOString()}  ${state}`,
+      );
+    }
+    return 0;
+  });
+}
+
+/** `callgate keys revoke NAME`: the key stops working at once (its sessions end too). */
+export async function runKeysRevoke(
+  dataDir: string,
+  name: string,
+  options: { print: Print },
+): Promise<number> {
+  return withStore(dataDir, async (store) => {
+    if (!(await store.revokeApiKey(name, Date.now()))) {
+      options.print(`callgate keys revoke: no live key named ${name}`);
+      return 1;
+    }
+    options.print(`revoked ${name}`);
+    return 0;
+  });
+}
+
+/** Registers `callgate keys create|list|revoke` on the program. */
+export function registerKeysCommands(
+  program: Command,
+  context: { print: Print; setExitCode: (code: number) => void; exitCodes: string },
+): void {
+  const dataOption = () =>
+    new Option('--data <dir>', 'data folder (SQLite database and log key)')
+      .env('CALLGATE_DATA')
+      .default('.callgate');
+  const keys = program
+    .command('keys')
+    .description('create, list and revoke API keys (stored as hashes in the data folder)');
+  keys
+    .command('create')
+    .description('create an API key and print it once')
+    .addOption(
+      new Option(
+        '--role <role>',
+        'agent: decides and records; reviewer: answers approvals and reads; admin: all',
+      )
+        .choices(API_KEY_ROLES)
+        .makeOptionMandatory(),
+    )
+    .option(
+      '--name <name>',
+      'a unique name, recorded as run principal and approval reviewer (default <role>-<hex>)',
+    )
+    .addOption(dataOption())
+    .addHelpText('after', context.exitCodes)
+    .action(async (options) =>
+      context.setExitCode(
+        await runKeysCreate(resolve(options.data), {
+          role: options.role,
+          name: options.name,
+          print: context.print,
+        }),
+      ),
+    );
+  keys
+    .command('list')
+    .description('list API keys (names and roles, never the keys)')
+    .addOption(dataOption())
+    .addHelpText('after', context.exitCodes)
+    .action(async (options) =>
+      context.setExitCode(await runKeysList(resolve(options.data), { print: context.print })),
+    );
+  keys
+    .command('revoke')
+    .description('revoke an API key by name')
+    .argument('<name>', 'the key’s name')
+    .addOption(dataOption())
+    .addHelpText('after', context.exitCodes)
+    .action(async (name, options) =>
+      context.setExitCode(await runKeysRevoke(resolve(options.data), name, { print: context.print })),
+    );
+}

@@ -1,0 +1,316 @@
+import {
+  type Approval,
+  type ApprovalStatus,
+  type Bundle,
+  CallgateError,
+  errorBodySchema,
+  type Outcome,
+  type ToolSpec,
+} from '@callgate/protocol';
+import type {
+  ApiKeyInfo,
+  ApiKeyRole,
+  ApprovalState,
+  CallRequest,
+  CallSummary,
+  ConsumedGrant,
+  ConsumeGrantRequest,
+  DecideResult,
+  Health,
+  MessageRequest,
+  OutcomeRequest,
+  Run,
+  RunStartRequest,
+  VerifyReport,
+} from './types.js';
+
+/** Options of {@link CallgateClient}. */
+export interface CallgateClientOptions {
+  /** The server's base URL, e.g. `http://127.0.0.1:7420`. */
+  url: string;
+  /** An API key (`cg_…`); sent as `Authorization: Bearer`. */
+  apiKey?: string;
+  /** Longest wait for one request, ms, on top of any long-poll wait. Default 30,000. */
+  timeoutMs?: number;
+  /** The fetch to use. Default: the global one. */
+  fetch?: typeof fetch;
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'DELETE']);
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+interface RequestOptions {
+  body?: unknown;
+  query?: Query;
+  signal?: AbortSignal;
+  /** Extra time allowed for this request (long-poll), ms. */
+  extraTimeMs?: number;
+}
+
+/**
+ * A typed client of the callgate HTTP API (`/v1`). Every method resolves with the server's
+ * answer and throws a {@link CallgateError} whose `kind` is the server's (`details.status`
+ * holds the HTTP status). A server that cannot be reached is `gate-unavailable`.
+ */
+export class CallgateClient {
+  readonly url: string;
+  readonly #apiKey: string | undefined;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: CallgateClientOptions) {
+    this.url = options.url.replace(/\/+$/, '');
+    this.#apiKey = options.apiKey;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#fetch = options.fetch ?? fetch;
+  }
+
+  async #request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const url = new URL(`${this.url}/v1${path}`);
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const timeout = AbortSignal.timeout(this.#timeoutMs + (options.extraTimeMs ?? 0));
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const send = () =>
+      this.#fetch(url, {
+        method,
+        headers,
+        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+        signal,
+      });
+    let response: Response;
+    try {
+      try {
+        response = await send();
+      } catch (error) {
+        // A kept-alive connection the server closed meanwhile fails at once; a read or a
+        // delete is safe to send again, a decision or an answer is not.
+        if (!IDEMPOTENT.has(method) || signal.aborted) throw error;
+        response = await send();
+      }
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      const why = timeout.aborted ? `no answer within ${this.#timeoutMs} ms` : (error as Error).message;
+      throw new CallgateError(
+        'gate-unavailable',
+        `cannot reach callgate at ${this.url}: ${why}`,
+        {},
+        { cause: error },
+      );
+    }
+    const text = await response.text();
+    let value: unknown;
+    try {
+      value = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      value = undefined;
+    }
+    if (response.ok) return value as T;
+    const parsed = errorBodySchema.safeParse(value);
+    if (parsed.success) {
+      const { kind, message, ...details } = parsed.data.error;
+      throw new CallgateError(kind, message, { ...details, status: response.status });
+    }
+    const kind = response.status >= 502 && response.status <= 504 ? 'gate-unavailable' : 'internal';
+    throw new CallgateError(kind, `callgate answered ${response.status} ${response.statusText}`.trim(), {
+      status: response.status,
+    });
+  }
+
+  /** `GET /v1/health` (no key needed). */
+  health(): Promise<Health> {
+    return this.#request('GET', '/health');
+  }
+
+  /** `GET /v1/openapi.json`: the API's OpenAPI 3.1 document. */
+  openApi(): Promise<Record<string, unknown>> {
+    return this.#request('GET', '/openapi.json');
+  }
+
+  /** `POST /v1/runs`: starts a run (its principal defaults to the key's name). */
+  startRun(start: RunStartRequest): Promise<Run> {
+    return this.#request('POST', '/runs', { body: start });
+  }
+
+  /** `GET /v1/runs`: runs newest first; `before` is an epoch-ms bound on `started_at`. */
+  async listRuns(options: { limit?: number; before?: number } = {}): Promise<Run[]> {
+    return (await this.#request<{ runs: Run[] }>('GET', '/runs', { query: options })).runs;
+  }
+
+  /** `GET /v1/runs/{id}`: a run and its calls. */
+  getRun(runId: string): Promise<{ run: Run; calls: CallSummary[] }> {
+    return this.#request('GET', `/runs/${encodeURIComponent(runId)}`);
+  }
+
+  /** `POST /v1/runs/{id}/end`: ends a run (open calls are closed in the ledger). */
+  endRun(runId: string, status?: 'completed' | 'failed' | 'cancelled'): Promise<Run> {
+    return this.#request('POST', `/runs/${encodeURIComponent(runId)}/end`, {
+      body: status ? { status } : {},
+    });
+  }
+
+  /**
+   * `POST /v1/runs/{id}/decisions`: decides every call of one step before any runs. Allowed
+   * calls come with a one-use grant; `tools` registers specs the server does not know yet.
+   */
+  decide(
+    runId: string,
+    calls: readonly CallRequest[],
+    options: { message?: MessageRequest; tools?: readonly ToolSpec[] } = {},
+  ): Promise<DecideResult> {
+    return this.#request('POST', `/runs/${encodeURIComponent(runId)}/decisions`, {
+      body: {
+        calls,
+        ...(options.message ? { message: options.message } : {}),
+        ...(options.tools ? { tools: options.tools } : {}),
+      },
+    });
+  }
+
+  /** `POST /v1/runs/{id}/messages`: records a model message that asked for no tool call. */
+  async recordMessage(runId: string, message: MessageRequest): Promise<void> {
+    await this.#request('POST', `/runs/${encodeURIComponent(runId)}/messages`, { body: message });
+  }
+
+  /** `POST /v1/runs/{id}/outcomes`: records how a call ended; returns the outcome recorded. */
+  async recordOutcome(runId: string, report: OutcomeRequest): Promise<Outcome> {
+    return (
+      await this.#request<{ outcome: Outcome }>('POST', `/runs/${encodeURIComponent(runId)}/outcomes`, {
+        body: report,
+      })
+    ).outcome;
+  }
+
+  /** `GET /v1/approvals`: approvals oldest first, by status and run. */
+  async listApprovals(
+    options: { status?: ApprovalStatus; run_id?: string; limit?: number } = {},
+  ): Promise<Approval[]> {
+    return (await this.#request<{ approvals: Approval[] }>('GET', '/approvals', { query: options }))
+      .approvals;
+  }
+
+  /**
+   * `GET /v1/approvals/{id}`: an approval, waiting up to `waitSeconds` (0–60) for its answer.
+   * The grant is included only for the key that owns the run.
+   */
+  getApproval(
+    approvalId: string,
+    options: { waitSeconds?: number; signal?: AbortSignal } = {},
+  ): Promise<ApprovalState> {
+    const wait = options.waitSeconds;
+    return this.#request('GET', `/approvals/${encodeURIComponent(approvalId)}`, {
+      ...(wait !== undefined ? { query: { wait }, extraTimeMs: wait * 1000 } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /**
+   * Waits for an approval to be answered (or to expire), long-polling up to 60 s at a time,
+   * for at most `timeoutMs` (default: until it leaves `pending`). Returns its last state.
+   */
+  async waitForApproval(
+    approvalId: string,
+    options: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<ApprovalState> {
+    const deadline =
+      options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
+    for (;;) {
+      const left = deadline - Date.now();
+      const waitSeconds = Math.max(0, Math.min(60, Math.ceil(left / 1000)));
+      const state = await this.getApproval(approvalId, {
+        waitSeconds,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      if (state.approval.status !== 'pending' || Date.now() >= deadline) return state;
+    }
+  }
+
+  /** `POST /v1/approvals/{id}/approve` (reviewer or admin key). `arguments` is an edit. */
+  async approve(
+    approvalId: string,
+    options: { reason?: string; arguments?: Record<string, unknown> } = {},
+  ): Promise<Approval> {
+    return (
+      await this.#request<{ approval: Approval }>(
+        'POST',
+        `/approvals/${encodeURIComponent(approvalId)}/approve`,
+        { body: options },
+      )
+    ).approval;
+  }
+
+  /** `POST /v1/approvals/{id}/deny` (reviewer or admin key). */
+  async deny(approvalId: string, options: { reason?: string } = {}): Promise<Approval> {
+    return (
+      await this.#request<{ approval: Approval }>(
+        'POST',
+        `/approvals/${encodeURIComponent(approvalId)}/deny`,
+        { body: options },
+      )
+    ).approval;
+  }
+
+  /**
+   * `POST /v1/approvals/{id}/withdraw` (the agent key that owns the run, or admin): the caller
+   * stopped waiting (time-out, cancellation); the approval ends as `withdrawn`.
+   */
+  async withdrawApproval(approvalId: string, options: { reason?: string } = {}): Promise<Approval> {
+    return (
+      await this.#request<{ approval: Approval }>(
+        'POST',
+        `/approvals/${encodeURIComponent(approvalId)}/withdraw`,
+        {
+          body: options,
+        },
+      )
+    ).approval;
+  }
+
+  /** `POST /v1/grants/consume`: consumes a grant for exactly this call; `grant-invalid` otherwise. */
+  consumeGrant(request: ConsumeGrantRequest): Promise<ConsumedGrant> {
+    return this.#request('POST', '/grants/consume', { body: request });
+  }
+
+  /** `GET /v1/tools`: the tool specs the server knows. */
+  async listTools(): Promise<ToolSpec[]> {
+    return (await this.#request<{ tools: ToolSpec[] }>('GET', '/tools')).tools;
+  }
+
+  /** `GET /v1/runs/{id}/bundle`: the run as a bundle (`callgate-bundle/1`). */
+  exportRun(runId: string, options: { openings?: boolean } = {}): Promise<Bundle> {
+    return this.#request('GET', `/runs/${encodeURIComponent(runId)}/bundle`, {
+      ...(options.openings !== undefined ? { query: { openings: options.openings } } : {}),
+    });
+  }
+
+  /** `POST /v1/verify`: verifies a bundle against the server's log key (or `publicKey`). */
+  verify(
+    bundle: unknown,
+    options: { strict?: boolean; expectSize?: number; publicKey?: string } = {},
+  ): Promise<VerifyReport> {
+    return this.#request('POST', '/verify', {
+      body: bundle,
+      query: { strict: options.strict, expect_size: options.expectSize, public_key: options.publicKey },
+    });
+  }
+
+  /** `GET /v1/keys` (admin). */
+  async listKeys(): Promise<ApiKeyInfo[]> {
+    return (await this.#request<{ keys: ApiKeyInfo[] }>('GET', '/keys')).keys;
+  }
+
+  /** `POST /v1/keys` (admin): the key's text is in the answer, once. */
+  createKey(request: { role: ApiKeyRole; name?: string }): Promise<ApiKeyInfo & { key: string }> {
+    return this.#request('POST', '/keys', { body: request });
+  }
+
+  /** `DELETE /v1/keys/{name}` (admin). */
+  async revokeKey(name: string): Promise<void> {
+    await this.#request('DELETE', `/keys/${encodeURIComponent(name)}`);
+  }
+}

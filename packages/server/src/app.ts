@@ -1,0 +1,126 @@
+import { type Engine, type Logger, silentLogger } from '@callgate/core';
+import { CallgateError } from '@callgate/protocol';
+import { Hono } from 'hono';
+import { errorResponseOf } from './http/errors.js';
+import { Lifecycle } from './lifecycle.js';
+import { openApiDocument } from './openapi.js';
+import { adminRoutes } from './routes/admin.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { mountRoutes, type Route } from './routes/define.js';
+import { ledgerRoutes } from './routes/ledger.js';
+import { runRoutes } from './routes/runs.js';
+import { ServerContext } from './server-context.js';
+import { mountUi, uiErrorResponse } from './ui/routes.js';
+import { SessionStore } from './ui/session.js';
+import { attachApprovalPort, WebhookApprovalPort, type WebhookOptions } from './webhook.js';
+
+/** Options of {@link createApp}. */
+export interface AppOptions {
+  /** The engine the server fronts; the server never creates or configures one. */
+  engine: Engine;
+  /** The log's verifier key (C2SP note key `name+id+key`): bundles are verified against it. */
+  publicKey: string;
+  /** Where the server logs (pino-shaped). Default: silent. */
+  logger?: Logger;
+  /** POST every new approval, signed, to this URL (see {@link WebhookApprovalPort}). */
+  webhook?: WebhookOptions;
+  /** Key from which the UI's CSRF tokens are derived. Default: 32 random bytes per process. */
+  sessionSecret?: string;
+  /** Epoch ms. Default `Date.now`. */
+  clock?: () => number;
+  /** The `fetch` the webhook posts with (tests). Default: the global one. */
+  fetch?: typeof fetch;
+}
+
+interface AppInternals {
+  server: ServerContext;
+  detach: () => void;
+}
+
+const internals = new WeakMap<Hono, AppInternals>();
+
+/** The server parts of an app made by {@link createApp} (used by `startServer` to shut it down). */
+export function appInternals(app: Hono): AppInternals {
+  const found = internals.get(app);
+  if (!found) throw new CallgateError('internal', 'this Hono app was not made by createApp');
+  return found;
+}
+
+/** Every API route of the server, in the order the OpenAPI document lists them. */
+function apiRoutes(server: ServerContext): Route[] {
+  return [...adminRoutes(server), ...runRoutes(server), ...approvalRoutes(server), ...ledgerRoutes(server)];
+}
+
+/**
+ * The callgate server as a Hono app: the JSON API under `/v1` (OpenAPI 3.1 at
+ * `/v1/openapi.json`), the web UI under `/ui`, and the webhook approval port when configured.
+ * Serve it with `startServer`, or call `app.request()` in tests.
+ *
+ * Every 4xx/5xx of the API is `{"error": {"kind", "message"}}`; the UI answers errors with an
+ * HTML page. While the server drains (see `startServer`), requests are refused with 503
+ * `gate-unavailable`.
+ */
+export function createApp(options: AppOptions): Hono {
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? Date.now;
+  const lifecycle = new Lifecycle();
+  const server = new ServerContext({
+    engine: options.engine,
+    publicKey: options.publicKey,
+    logger,
+    clock,
+    lifecycle,
+  });
+  const sessions = new SessionStore({
+    clock,
+    ...(options.sessionSecret ? { secret: options.sessionSecret } : {}),
+  });
+  const app = new Hono();
+  const routes = apiRoutes(server);
+  const document = openApiDocument(routes);
+
+  app.use('*', async (c, next) => {
+    if (lifecycle.draining && c.req.path !== '/v1/health') {
+      const { status, body } = errorResponseOf(
+        new CallgateError('gate-unavailable', 'the server is shutting down'),
+        logger,
+      );
+      c.header('connection', 'close');
+      return c.json(body, status);
+    }
+    const leave = lifecycle.enter();
+    try {
+      await next();
+    } finally {
+      leave();
+    }
+    if (lifecycle.draining) c.res.headers.set('connection', 'close');
+  });
+
+  app.get('/v1/openapi.json', (c) => c.json(document));
+  mountRoutes(app, server, routes);
+  mountUi(app, server, sessions);
+
+  app.notFound((c) => {
+    const error = new CallgateError('not-found', `no route ${c.req.method} ${c.req.path}`);
+    if (c.req.path.startsWith('/ui')) return uiErrorResponse(c, server, error);
+    const { status, body } = errorResponseOf(error, logger);
+    return c.json(body, status);
+  });
+  app.onError((error, c) => {
+    if (c.req.path.startsWith('/ui')) return uiErrorResponse(c, server, error);
+    const { status, body } = errorResponseOf(error, logger);
+    return c.json(body, status);
+  });
+
+  let detach = () => {};
+  if (options.webhook) {
+    const port = new WebhookApprovalPort(options.webhook, {
+      logger,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    detach = attachApprovalPort(options.engine, port, logger);
+  }
+  internals.set(app, { server, detach });
+  return app;
+}

@@ -1,0 +1,159 @@
+import { ERROR_KINDS } from '@callgate/protocol';
+import { describe, expect, it } from 'vitest';
+import { type Json, testApp } from '../test-support.js';
+import { HTTP_STATUS_OF_KIND, httpStatusOf } from './errors.js';
+import { DEFAULT_BODY_LIMIT } from './validation.js';
+
+const expectError = (result: { status: number; json: Json }, status: number, kind: string) => {
+  expect(result.status).toBe(status);
+  expect(Object.keys(result.json)).toEqual(['error']);
+  expect(result.json.error.kind).toBe(kind);
+  expect(typeof result.json.error.message).toBe('string');
+};
+
+describe('error kinds → HTTP status', () => {
+  it('maps every kind, in one table', () => {
+    expect(Object.keys(HTTP_STATUS_OF_KIND).sort()).toEqual([...ERROR_KINDS].sort());
+    expect(httpStatusOf('request-invalid')).toBe(400);
+    expect(httpStatusOf('tool-args-invalid')).toBe(400);
+    expect(httpStatusOf('policy-invalid')).toBe(400);
+    expect(httpStatusOf('unauthorized')).toBe(401);
+    expect(httpStatusOf('forbidden')).toBe(403);
+    expect(httpStatusOf('not-found')).toBe(404);
+    expect(httpStatusOf('conflict')).toBe(409);
+    expect(httpStatusOf('grant-invalid')).toBe(409);
+    expect(httpStatusOf('internal')).toBe(500);
+  });
+});
+
+describe('error bodies', () => {
+  it('answers malformed JSON with a 400 naming the body', async () => {
+    const { call, keys } = await testApp();
+    const result = await call('POST', '/v1/runs', {
+      key: keys.agent,
+      raw: '{"framework": ',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(result, 400, 'request-invalid');
+    expect(result.json.error.message).toMatch(/^body: malformed JSON/);
+    expect(result.json.error.path).toBe('body');
+  });
+
+  it('names the field path of a wrong type', async () => {
+    const { call, keys } = await testApp();
+    const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
+    const result = await call('POST', `/v1/runs/${run.json.run_id}/decisions`, {
+      key: keys.agent,
+      body: {
+        calls: [
+          { tool: 'read_file', arguments: {} },
+          { tool: 7, arguments: {} },
+        ],
+      },
+    });
+    expectError(result, 400, 'request-invalid');
+    expect(result.json.error.path).toBe('body.calls[1].tool');
+    expect(result.json.error.message).toBe('body.calls[1].tool: expected string, received number');
+  });
+
+  it('refuses unknown fields, naming them', async () => {
+    const { call, keys } = await testApp();
+    const result = await call('POST', '/v1/runs', {
+      key: keys.agent,
+      body: { framework: 'x', principle: 'typo' },
+    });
+    expectError(result, 400, 'request-invalid');
+    expect(result.json.error.path).toBe('body.principle');
+    expect(result.json.error.message).toContain('unknown field');
+    const query = await call('GET', '/v1/runs?limit=5&sort=asc', { key: keys.admin });
+    expectError(query, 400, 'request-invalid');
+    expect(query.json.error.path).toBe('query.sort');
+  });
+
+  it('refuses a body over the limit, with or without a Content-Length', async () => {
+    const { app, call, keys } = await testApp();
+    const big = JSON.stringify({ framework: 'x'.repeat(DEFAULT_BODY_LIMIT) });
+    const declared = await call('POST', '/v1/runs', {
+      key: keys.agent,
+      raw: big,
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(declared, 400, 'request-invalid');
+    expect(declared.json.error.message).toMatch(/over the limit of \d+ bytes/);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(big));
+        controller.close();
+      },
+    });
+    const response = await app.request('/v1/runs', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.agent}`, 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { path: string } }).error.path).toBe('body');
+  });
+
+  it('refuses a body that is not JSON by its Content-Type', async () => {
+    const { call, keys } = await testApp();
+    const result = await call('POST', '/v1/runs', {
+      key: keys.agent,
+      raw: 'framework=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expectError(result, 400, 'request-invalid');
+  });
+
+  it('answers an unknown route with a JSON 404 once authenticated, and 401 before', async () => {
+    const { call, keys } = await testApp();
+    expectError(await call('GET', '/v1/nothing-here', { key: keys.admin }), 404, 'not-found');
+  });
+
+  it('answers 401 without a key, with a malformed key, with an unknown or revoked key', async () => {
+    const { call, keys, engine } = await testApp();
+    const none = await call('GET', '/v1/runs');
+    expectError(none, 401, 'unauthorized');
+    expect(none.headers.get('www-authenticate')).toContain('Bearer');
+    expectError(await call('GET', '/v1/runs', { key: 'nope' }), 401, 'unauthorized');
+    expectError(await call('GET', '/v1/runs', { key: `cg_${'A'.repeat(43)}` }), 401, 'unauthorized');
+    await engine.store.revokeApiKey('admin-1', Date.now());
+    expectError(await call('GET', '/v1/runs', { key: keys.admin }), 401, 'unauthorized');
+  });
+
+  it('answers 401 and 403 the same whether or not the resource exists', async () => {
+    const { call, keys } = await testApp();
+    const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
+    const decided = await call('POST', `/v1/runs/${run.json.run_id}/decisions`, {
+      key: keys.agent,
+      body: { calls: [{ id: 'c1', tool: 'send_invoice', arguments: { to: 'a', amount: 5000 } }] },
+    });
+    const approvalId = decided.json.verdicts[0].approval.id;
+    for (const id of [approvalId, 'apr-does-not-exist']) {
+      const anonymous = await call('POST', `/v1/approvals/${id}/approve`, { body: {} });
+      expect(anonymous).toMatchObject({ status: 401 });
+      const agent = await call('POST', `/v1/approvals/${id}/approve`, { key: keys.agent, body: {} });
+      expect(agent.status).toBe(403);
+      expect(agent.json.error.message).toBe('an agent key may not approve a pending approval');
+    }
+    for (const id of [run.json.run_id, 'run-does-not-exist']) {
+      const reviewer = await call('POST', `/v1/runs/${id}/decisions`, {
+        key: keys.reviewer,
+        body: { calls: [] },
+      });
+      expect(reviewer.status).toBe(403);
+      expect(reviewer.json.error.message).toBe('a reviewer key may not decide a step’s tool calls');
+    }
+  });
+
+  it('hides an internal error’s cause', async () => {
+    const { call, keys, engine } = await testApp();
+    engine.store.listRuns = async () => {
+      throw new Error('disk path /secret/db exploded');
+    };
+    const result = await call('GET', '/v1/runs', { key: keys.admin });
+    expectError(result, 500, 'internal');
+    expect(result.text).not.toContain('/secret');
+  });
+});

@@ -1,0 +1,219 @@
+// The HTTP API's request and response shapes. The routes validate with these schemas and the
+// OpenAPI document is generated from them, so the two cannot disagree. Request objects are
+// strict: an unknown field is a 400 naming it.
+import {
+  approvalSchema,
+  approvalStatusSchema,
+  decisionSchema,
+  digestSchema,
+  errorBodySchema,
+  errorKindSchema,
+  grantSchema,
+  outcomeSchema,
+  toolSpecSchema,
+} from '@callgate/protocol';
+import { z } from 'zod';
+
+export const API_KEY_ROLES = ['agent', 'reviewer', 'admin'] as const;
+/** What a key may do: `agent` decides and records, `reviewer` answers approvals and reads, `admin` does all. */
+export type ApiKeyRole = (typeof API_KEY_ROLES)[number];
+
+const boolText = z.enum(['true', 'false']);
+const limit = z.coerce.number().int().min(1).max(1000);
+
+// --- requests -------------------------------------------------------------------------------
+
+export const startRunBody = z.strictObject({
+  framework: z.string().min(1).max(200),
+  principal: z.string().min(1).max(200).optional(),
+  labels: z.record(z.string().max(200), z.string().max(2000)).optional(),
+  parent_run_id: z.string().min(1).max(200).optional(),
+});
+
+export const listRunsQuery = z.strictObject({
+  limit: limit.optional(),
+  /** Epoch ms: runs started strictly before. */
+  before: z.coerce.number().int().optional(),
+});
+
+export const endRunBody = z.strictObject({
+  status: z.enum(['completed', 'failed', 'cancelled']).optional(),
+});
+
+export const messageBody = z.strictObject({
+  role: z.string().min(1).max(64),
+  content: z.unknown().optional(),
+});
+
+export const callBody = z.strictObject({
+  id: z.string().max(256).nullable().optional(),
+  tool: z.string().max(256),
+  /** An object, or a JSON string of one (as chat APIs deliver it). */
+  arguments: z.unknown(),
+});
+
+export const decisionsBody = z.strictObject({
+  calls: z.array(callBody).max(256),
+  message: messageBody.optional(),
+  /** Specs of tools the server does not know yet; a known name must come with the same spec. */
+  tools: z.array(toolSpecSchema.strict()).max(256).optional(),
+});
+
+export const outcomeBody = z.strictObject({
+  call_id: z.string().min(1).max(256),
+  attempt: z.number().int().min(1).optional(),
+  outcome: outcomeSchema,
+  result: z.unknown().optional(),
+  error_kind: errorKindSchema.optional(),
+  tool: z.string().max(256).optional(),
+  arguments: z.unknown().optional(),
+  duration_ms: z.number().min(0).optional(),
+  grant_consumed: z.boolean().optional(),
+});
+
+export const listApprovalsQuery = z.strictObject({
+  status: approvalStatusSchema.optional(),
+  run_id: z.string().optional(),
+  limit: limit.optional(),
+});
+
+export const getApprovalQuery = z.strictObject({
+  /** Seconds to wait for a pending approval to be answered (long-poll), 0 to 60. */
+  wait: z.coerce.number().min(0).max(60).optional(),
+});
+
+export const approveBody = z.strictObject({
+  reason: z.string().max(2000).optional(),
+  /** Edited arguments; counts as a denial unless the policy allows edits. */
+  arguments: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const denyBody = z.strictObject({
+  reason: z.string().max(2000).optional(),
+});
+
+export const withdrawBody = z.strictObject({
+  reason: z.string().max(2000).optional(),
+});
+
+export const consumeGrantBody = z
+  .strictObject({
+    token: z.string().min(1).max(512),
+    run_id: z.string().min(1),
+    call_id: z.string().min(1),
+    tool: z.string().min(1),
+    /** The arguments the tool will run with (their digest must match the grant's). */
+    arguments: z.unknown().optional(),
+    arguments_digest: digestSchema.optional(),
+  })
+  .refine((body) => (body.arguments === undefined) !== (body.arguments_digest === undefined), {
+    message: 'send exactly one of arguments and arguments_digest',
+    path: ['arguments'],
+  });
+
+export const bundleQuery = z.strictObject({
+  openings: boolText.optional(),
+});
+
+export const verifyQuery = z.strictObject({
+  strict: boolText.optional(),
+  expect_size: z.coerce.number().int().min(0).optional(),
+  /** A verifier key to pin instead of this server's own. */
+  public_key: z.string().optional(),
+});
+
+export const keyName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/, 'names use letters, digits, _ . @ - (at most 64)');
+
+export const createKeyBody = z.strictObject({
+  role: z.enum(API_KEY_ROLES),
+  name: keyName.optional(),
+});
+
+// --- responses ------------------------------------------------------------------------------
+
+export const runSchema = z.object({
+  run_id: z.string(),
+  principal: z.string(),
+  framework: z.string(),
+  labels: z.record(z.string(), z.string()),
+  parent_run_id: z.string().optional(),
+  status: z.enum(['running', 'completed', 'failed', 'cancelled']),
+  started_at: z.number().int(),
+  ended_at: z.number().int().optional(),
+});
+
+export const callRowSchema = z.object({
+  run_id: z.string(),
+  call_id: z.string(),
+  attempt: z.number().int(),
+  minted: z.boolean(),
+  tool: z.string(),
+  arguments_digest: z.string().nullable(),
+  decision: z.enum(['allow', 'deny', 'ask', 'refused']),
+  rules: z.array(z.string()),
+  approval_id: z.string().optional(),
+  outcome: outcomeSchema.optional(),
+  decided_at: z.number().int(),
+  ended_at: z.number().int().optional(),
+});
+
+export const verdictSchema = z.object({
+  call_id: z.string(),
+  minted: z.boolean(),
+  attempt: z.number().int(),
+  tool: z.string(),
+  status: z.enum(['allowed', 'pending', 'refused']),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  arguments_digest: z.string().optional(),
+  decision: decisionSchema.optional(),
+  approval: approvalSchema.optional(),
+  grant: grantSchema.optional(),
+  error: errorBodySchema.shape.error.optional(),
+  provenance: z.object({ untrusted: z.boolean(), sources: z.array(z.string()) }).optional(),
+});
+
+export const approvalStateSchema = z.object({
+  approval: approvalSchema,
+  /** Only for the agent key that started the run (or its principal's key) and for admins. */
+  grant: grantSchema.optional(),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const consumedGrantSchema = z.object({
+  consumed: z.literal(true),
+  run_id: z.string(),
+  call_id: z.string(),
+  tool: z.string(),
+  arguments_digest: z.string(),
+  expires_at: z.number().int(),
+});
+
+export const verifyReportSchema = z.object({
+  ok: z.boolean(),
+  failures: z.array(
+    z.object({
+      check: z.string(),
+      message: z.string(),
+      seq: z.number().int().optional(),
+      run_id: z.string().optional(),
+      type: z.string().optional(),
+    }),
+  ),
+  warnings: z.array(z.string()),
+  records: z.number().int(),
+  checkpoints: z.number().int(),
+});
+
+export const apiKeySchema = z.object({
+  name: z.string(),
+  role: z.enum(API_KEY_ROLES),
+  created_at: z.number().int(),
+  revoked_at: z.number().int().optional(),
+});
+
+export const healthSchema = z.object({
+  status: z.enum(['ok', 'draining']),
+  version: z.string(),
+});

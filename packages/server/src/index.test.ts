@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import * as server from './index.js';
+
+describe('@callgate/server public API', () => {
+  it('exports exactly these names', () => {
+    expect(Object.keys(server).sort()).toEqual(
+      [
+        'API_KEY_PATTERN',
+        'API_KEY_ROLES',
+        'DENY_ALL_POLICY_TEXT',
+        'HTTP_STATUS_OF_KIND',
+        'SERVER_VERSION',
+        'WebhookApprovalPort',
+        'apiKeyHash',
+        'attachApprovalPort',
+        'createApiKey',
+        'createApp',
+        'httpStatusOf',
+        'readPolicyFile',
+        'readServerConfig',
+        'startServer',
+        'verifyWebhookSignature',
+        'webhookSignature',
+      ].sort(),
+    );
+  });
+});

@@ -1,0 +1,74 @@
+import { type ApiKeyRow, constantTimeEqual, randomBytes, type Store, sha256 } from '@callgate/core';
+import { CallgateError } from '@callgate/protocol';
+import { type ApiKeyRole, keyName } from './http/schemas.js';
+
+/** The shape of an API key: `cg_` and 32 random bytes in base64url (43 characters). */
+export const API_KEY_PATTERN = /^cg_[A-Za-z0-9_-]{43}$/;
+
+/** The hash under which a key is stored: hex SHA-256 of the key's text. */
+export function apiKeyHash(key: string): string {
+  return sha256(key).toString('hex');
+}
+
+/** A key just created: `key` is shown once and never stored. */
+export interface CreatedApiKey {
+  key: string;
+  row: ApiKeyRow;
+}
+
+/**
+ * Creates an API key and stores its SHA-256 (never the key).
+ *
+ * @param options.role what the key may do.
+ * @param options.name a unique name (letters, digits, `_ . @ -`, at most 64); default
+ *   `<role>-<8 hex>`. The name is what runs (principal) and approvals (reviewer) record.
+ * @param options.now epoch ms of creation; default `Date.now()`.
+ * @returns the key's text (to print once) and its stored row.
+ * @throws CallgateError `request-invalid` for a malformed name, `conflict` when a live key has
+ *   that name.
+ */
+export async function createApiKey(
+  store: Store,
+  options: { role: ApiKeyRole; name?: string; now?: number },
+): Promise<CreatedApiKey> {
+  const name = options.name ?? `${options.role}-${randomBytes(4).toString('hex')}`;
+  const checked = keyName.safeParse(name);
+  if (!checked.success) {
+    throw new CallgateError(
+      'request-invalid',
+      `key name ${JSON.stringify(name)}: ${checked.error.issues[0]?.message}`,
+    );
+  }
+  const existing = await store.listApiKeys();
+  if (existing.some((row) => row.name === name && row.revoked_at === undefined)) {
+    throw new CallgateError(
+      'conflict',
+      `an API key named ${name} exists; revoke it first or choose another name`,
+    );
+  }
+  const key = `cg_${randomBytes(32).toString('base64url')}`;
+  const row: ApiKeyRow = {
+    key_hash: apiKeyHash(key),
+    name,
+    role: options.role,
+    created_at: options.now ?? Date.now(),
+  };
+  try {
+    await store.putApiKey(row);
+  } catch (error) {
+    throw new CallgateError('conflict', `an API key named ${name} exists`, {}, { cause: error });
+  }
+  return { key, row };
+}
+
+/**
+ * The live key whose text is `key`, or undefined. The key is hashed and looked up by hash; the
+ * stored hash is then compared in constant time, so timing reveals nothing about the key.
+ */
+export async function findApiKey(store: Store, key: string): Promise<ApiKeyRow | undefined> {
+  if (!API_KEY_PATTERN.test(key)) return undefined;
+  const hash = apiKeyHash(key);
+  const row = await store.getApiKey(hash);
+  if (!row || row.revoked_at !== undefined) return undefined;
+  return constantTimeEqual(row.key_hash, hash) ? row : undefined;
+}

@@ -1,0 +1,157 @@
+import type { ApiKeyRow } from '@callgate/core';
+import { CallgateError } from '@callgate/protocol';
+import type { Context, Hono } from 'hono';
+import type { z } from 'zod';
+import { errorResponseOf } from '../http/errors.js';
+import type { ApiKeyRole } from '../http/schemas.js';
+import { DEFAULT_BODY_LIMIT, parseJsonBody, parseWith, readBodyText } from '../http/validation.js';
+import { findApiKey } from '../keys.js';
+import type { ServerContext } from '../server-context.js';
+
+/** What a route handler receives: the validated body and query, the path parameters and the key. */
+export interface RouteInput<Body, Query> {
+  body: Body;
+  query: Query;
+  params: Record<string, string>;
+  /** The authenticated key (a placeholder `public` row on routes without auth). */
+  key: ApiKeyRow;
+  request: Request;
+  /** Aborts when the client goes away or the server shuts down. */
+  signal: AbortSignal;
+}
+
+/**
+ * One API route: its method and path (under `/v1`, Hono syntax), who may call it, its schemas
+ * and its handler. The same object registers the route and describes it in the OpenAPI document.
+ */
+export interface Route<BodySchema extends z.ZodType = z.ZodType, QuerySchema extends z.ZodType = z.ZodType> {
+  method: 'get' | 'post' | 'delete';
+  path: string;
+  operationId: string;
+  summary: string;
+  /** Roles allowed, or `public` (no key needed). */
+  roles: readonly ApiKeyRole[] | 'public';
+  body?: BodySchema;
+  /** Largest body in bytes; default {@link DEFAULT_BODY_LIMIT}. */
+  bodyLimit?: number;
+  query?: QuerySchema;
+  /** Success status; default 200. */
+  status?: 200 | 201;
+  response: z.ZodType;
+  /** Error statuses the route may answer with besides 400/401/403 (for the document). */
+  errors?: readonly number[];
+  /** Returns the JSON answer, or a ready Response. */
+  handler(input: RouteInput<z.output<BodySchema>, z.output<QuerySchema>>): Promise<unknown>;
+}
+
+/** Types a route (identity; keeps the handler's input typed by the route's schemas). */
+export function defineRoute<BodySchema extends z.ZodType, QuerySchema extends z.ZodType>(
+  route: Route<BodySchema, QuerySchema>,
+): Route {
+  return route as unknown as Route;
+}
+
+const PUBLIC_KEY_ROW: ApiKeyRow = { key_hash: '', name: 'public', role: 'agent', created_at: 0 };
+
+const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
+
+/**
+ * A signal that aborts when either input aborts, made on first use (a Node request's own signal
+ * is costly to create, and only long-polls need one); `dispose` removes the listeners.
+ */
+function lazyLinkedSignal(
+  first: () => AbortSignal,
+  second: AbortSignal,
+): { get: () => AbortSignal; dispose: () => void } {
+  let controller: AbortController | undefined;
+  let source: AbortSignal | undefined;
+  const abort = () => controller?.abort();
+  return {
+    get() {
+      if (controller) return controller.signal;
+      controller = new AbortController();
+      source = first();
+      if (source.aborted || second.aborted) controller.abort();
+      source.addEventListener('abort', abort, { once: true });
+      second.addEventListener('abort', abort, { once: true });
+      return controller.signal;
+    },
+    dispose() {
+      if (!source) return;
+      source.removeEventListener('abort', abort);
+      second.removeEventListener('abort', abort);
+    },
+  };
+}
+
+function bearerOf(header: string | undefined): string | undefined {
+  const match = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1];
+}
+
+/**
+ * Authenticates a request and checks its role, before anything else is looked up (so a 401 or
+ * 403 never reveals whether a resource exists).
+ *
+ * @throws CallgateError `unauthorized` without a live key, `forbidden` when the key's role may
+ *   not call the route.
+ */
+export async function authorize(
+  server: ServerContext,
+  route: Route,
+  header: string | undefined,
+): Promise<ApiKeyRow> {
+  if (route.roles === 'public') return PUBLIC_KEY_ROW;
+  const token = bearerOf(header);
+  if (!token) throw new CallgateError('unauthorized', 'send an API key: Authorization: Bearer <key>');
+  const key = await findApiKey(server.engine.store, token);
+  if (!key) throw new CallgateError('unauthorized', 'the API key is not valid (unknown or revoked)');
+  if (!route.roles.includes(key.role)) {
+    const article = key.role === 'reviewer' ? 'a' : 'an';
+    throw new CallgateError('forbidden', `${article} ${key.role} key may not ${lowerFirst(route.summary)}`);
+  }
+  return key;
+}
+
+function errorJson(c: Context, server: ServerContext, error: unknown): Response {
+  const { status, body } = errorResponseOf(error, server.logger);
+  if (status === 401) c.header('WWW-Authenticate', 'Bearer realm="callgate"');
+  return c.json(body, status);
+}
+
+/** Registers `routes` on `app` under `/v1`: auth and role first, then query, then body, then the handler. */
+export function mountRoutes(app: Hono, server: ServerContext, routes: readonly Route[]): void {
+  for (const route of routes) {
+    app.on(route.method.toUpperCase(), `/v1${route.path}`, async (c) => {
+      try {
+        const key = await authorize(server, route, c.req.header('authorization'));
+        const query = route.query ? parseWith(route.query, c.req.query(), 'query') : {};
+        let body: unknown = {};
+        if (route.body) {
+          const text = await readBodyText(c.req.raw, route.bodyLimit ?? DEFAULT_BODY_LIMIT);
+          body = parseWith(route.body, parseJsonBody(text, c.req.header('content-type')), 'body');
+        }
+        const linked = lazyLinkedSignal(() => c.req.raw.signal, server.lifecycle.signal);
+        let result: unknown;
+        try {
+          result = await route.handler({
+            body,
+            query,
+            params: c.req.param(),
+            key,
+            request: c.req.raw,
+            get signal() {
+              return linked.get();
+            },
+          });
+        } finally {
+          linked.dispose();
+        }
+        if (result instanceof Response) return result;
+        return c.json(result as object, route.status ?? 200);
+      } catch (error) {
+        return errorJson(c, server, error);
+      }
+    });
+  }
+}

@@ -1,0 +1,96 @@
+import { digestOf, readArguments, verifyBundle } from '@callgate/core';
+import { bundleSchema, CallgateError, toolSpecSchema } from '@callgate/protocol';
+import { z } from 'zod';
+import {
+  bundleQuery,
+  consumedGrantSchema,
+  consumeGrantBody,
+  verifyQuery,
+  verifyReportSchema,
+} from '../http/schemas.js';
+import { DEFAULT_BUNDLE_LIMIT } from '../http/validation.js';
+import type { ServerContext } from '../server-context.js';
+import { defineRoute, type Route } from './define.js';
+
+/** Routes of grants, tools, bundles and verification. */
+export function ledgerRoutes(server: ServerContext): Route[] {
+  const { engine } = server;
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/grants/consume',
+      operationId: 'consumeGrant',
+      summary: 'Consume a grant',
+      roles: ['agent', 'admin'],
+      body: consumeGrantBody,
+      response: consumedGrantSchema,
+      errors: [409],
+      async handler({ body, key }) {
+        const run = await engine.store.getRun(body.run_id);
+        if (key.role === 'agent' && !(run && (await server.owns(key, run)))) {
+          throw new CallgateError('grant-invalid', 'the grant is unknown, already used or expired', {
+            call_id: body.call_id,
+          });
+        }
+        const digest = body.arguments_digest ?? digestOf(readArguments(body.arguments));
+        const grant = await engine.consumeGrant(body.token, {
+          run_id: body.run_id,
+          call_id: body.call_id,
+          tool: body.tool,
+          arguments_digest: digest,
+        });
+        return {
+          consumed: true,
+          run_id: grant.run_id,
+          call_id: grant.call_id,
+          tool: grant.tool,
+          arguments_digest: grant.arguments_digest,
+          expires_at: grant.expires_at,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/tools',
+      operationId: 'listTools',
+      summary: 'List the tools the server knows',
+      roles: ['agent', 'reviewer', 'admin'],
+      response: z.object({ tools: z.array(toolSpecSchema) }),
+      async handler() {
+        return { tools: engine.registry.specs() };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/runs/:id/bundle',
+      operationId: 'exportRun',
+      summary: 'Export a run as a bundle',
+      roles: ['agent', 'reviewer', 'admin'],
+      query: bundleQuery,
+      response: bundleSchema,
+      errors: [404],
+      async handler({ params, key, query }) {
+        const run = await server.runFor(key, params.id ?? '');
+        return engine.exportRun(run.run_id, { openings: query.openings === 'true' });
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/verify',
+      operationId: 'verifyBundle',
+      summary: 'Verify a bundle',
+      roles: ['agent', 'reviewer', 'admin'],
+      body: z.unknown(),
+      bodyLimit: DEFAULT_BUNDLE_LIMIT,
+      query: verifyQuery,
+      response: verifyReportSchema,
+      async handler({ body, query }) {
+        return verifyBundle(body, {
+          publicKey: query.public_key ?? server.publicKey,
+          ...(query.strict === 'true' ? { strict: true } : {}),
+          ...(query.expect_size !== undefined ? { expectSize: query.expect_size } : {}),
+        });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,179 @@
+import { canonicalJson, ToolRegistry, type ToolSpec } from '@callgate/core';
+import { CallgateError } from '@callgate/protocol';
+import { z } from 'zod';
+import {
+  callRowSchema,
+  decisionsBody,
+  endRunBody,
+  listRunsQuery,
+  messageBody,
+  outcomeBody,
+  runSchema,
+  startRunBody,
+  verdictSchema,
+} from '../http/schemas.js';
+import type { ServerContext } from '../server-context.js';
+import { defineRoute, type Route } from './define.js';
+
+/**
+ * Registers the specs of tools the engine does not know yet. A known name must come with the
+ * same spec: the server never overrides a tool. All specs are checked before any is added.
+ *
+ * @throws CallgateError `conflict` for a known name with another spec, `request-invalid` for a
+ *   spec whose input schema does not compile.
+ */
+function registerTools(server: ServerContext, specs: readonly ToolSpec[]): void {
+  const registry = server.engine.registry;
+  const fresh = new ToolRegistry();
+  specs.forEach((spec, index) => {
+    const known = registry.get(spec.name);
+    if (known) {
+      if (canonicalJson(known.spec) !== canonicalJson(spec)) {
+        throw new CallgateError(
+          'conflict',
+          `body.tools[${index}]: the server knows tool ${spec.name} with another spec; it never overrides a known tool`,
+          {
+            path: `body.tools[${index}]`,
+          },
+        );
+      }
+      return;
+    }
+    try {
+      fresh.add(spec);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new CallgateError('request-invalid', `body.tools[${index}]: ${message}`, {
+        path: `body.tools[${index}]`,
+      });
+    }
+  });
+  for (const spec of fresh.specs()) if (!registry.has(spec.name)) registry.add(spec);
+}
+
+/** Routes of runs: start, list, get, end, a step's decisions, model messages and outcomes. */
+export function runRoutes(server: ServerContext): Route[] {
+  const { engine } = server;
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/runs',
+      operationId: 'startRun',
+      summary: 'Start a run',
+      roles: ['agent', 'admin'],
+      body: startRunBody,
+      status: 201,
+      response: runSchema,
+      errors: [404],
+      async handler({ body, key }) {
+        if (body.parent_run_id) await server.runFor(key, body.parent_run_id);
+        const run = await engine.startRun({
+          principal: body.principal ?? key.name,
+          framework: body.framework,
+          ...(body.labels ? { labels: body.labels } : {}),
+          ...(body.parent_run_id ? { parent_run_id: body.parent_run_id } : {}),
+        });
+        await server.setOwner(run.run_id, key.name);
+        return run;
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/runs',
+      operationId: 'listRuns',
+      summary: 'List runs',
+      roles: ['reviewer', 'admin'],
+      query: listRunsQuery,
+      response: z.object({ runs: z.array(runSchema) }),
+      async handler({ query }) {
+        const runs = await engine.store.listRuns({
+          limit: query.limit ?? 50,
+          ...(query.before !== undefined ? { before: query.before } : {}),
+        });
+        return { runs };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/runs/:id',
+      operationId: 'getRun',
+      summary: 'Read a run',
+      roles: ['agent', 'reviewer', 'admin'],
+      response: z.object({ run: runSchema, calls: z.array(callRowSchema) }),
+      errors: [404],
+      async handler({ params, key }) {
+        const run = await server.runFor(key, params.id ?? '');
+        const calls = (await engine.store.listCalls(run.run_id)).map(
+          ({ idempotency_key: _, ...call }) => call,
+        );
+        return { run, calls };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/runs/:id/end',
+      operationId: 'endRun',
+      summary: 'End a run',
+      roles: ['agent', 'admin'],
+      body: endRunBody,
+      response: runSchema,
+      errors: [404, 409],
+      async handler({ params, key, body }) {
+        const run = await server.runFor(key, params.id ?? '');
+        if (run.status !== 'running')
+          throw new CallgateError('conflict', `run ${run.run_id} already ended (${run.status})`);
+        return engine.endRun(run.run_id, body.status ?? 'completed');
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/runs/:id/decisions',
+      operationId: 'decide',
+      summary: 'Decide a step’s tool calls',
+      roles: ['agent', 'admin'],
+      body: decisionsBody,
+      response: z.object({ run_id: z.string(), verdicts: z.array(verdictSchema) }),
+      errors: [404, 409],
+      async handler({ params, key, body }) {
+        const run = await server.runFor(key, params.id ?? '');
+        if (body.tools) registerTools(server, body.tools);
+        const verdicts = await engine.decide(run.run_id, body.calls, {
+          ...(body.message ? { message: body.message } : {}),
+          issueGrants: true,
+        });
+        return { run_id: run.run_id, verdicts };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/runs/:id/messages',
+      operationId: 'recordMessage',
+      summary: 'Record a model message',
+      roles: ['agent', 'admin'],
+      body: messageBody,
+      status: 201,
+      response: z.object({ recorded: z.literal(true) }),
+      errors: [404, 409],
+      async handler({ params, key, body }) {
+        const run = await server.runFor(key, params.id ?? '');
+        await engine.recordMessage(run.run_id, body);
+        return { recorded: true };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/runs/:id/outcomes',
+      operationId: 'recordOutcome',
+      summary: 'Record a call’s outcome',
+      roles: ['agent', 'admin'],
+      body: outcomeBody,
+      response: z.object({ outcome: z.string() }),
+      errors: [404, 409],
+      async handler({ params, key, body }) {
+        const run = await server.runFor(key, params.id ?? '');
+        const outcome = await engine.recordOutcome(run.run_id, body);
+        return { outcome };
+      },
+    }),
+  ];
+}

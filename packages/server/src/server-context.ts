@@ -1,0 +1,64 @@
+import type { ApiKeyRow, Engine, Logger, RunRow } from '@callgate/core';
+import { CallgateError } from '@callgate/protocol';
+import type { Lifecycle } from './lifecycle.js';
+
+/** The meta key under which the server remembers which API key started a run. */
+const ownerKey = (runId: string) => `run-owner:${runId}`;
+
+/**
+ * What every route and page shares: the engine, the server's verifier key, its logger, clock
+ * and lifecycle, and the run ownership rules.
+ */
+export class ServerContext {
+  readonly engine: Engine;
+  readonly publicKey: string;
+  readonly logger: Logger;
+  readonly clock: () => number;
+  readonly lifecycle: Lifecycle;
+
+  constructor(options: {
+    engine: Engine;
+    publicKey: string;
+    logger: Logger;
+    clock: () => number;
+    lifecycle: Lifecycle;
+  }) {
+    this.engine = options.engine;
+    this.publicKey = options.publicKey;
+    this.logger = options.logger;
+    this.clock = options.clock;
+    this.lifecycle = options.lifecycle;
+  }
+
+  /** Remembers that `keyName` started `runId` (it then owns the run besides its principal). */
+  async setOwner(runId: string, keyName: string): Promise<void> {
+    await this.engine.store.setMeta(ownerKey(runId), keyName);
+  }
+
+  /**
+   * True when the key owns the run: its name is the run's principal, or it started the run.
+   * Owning a run is what lets an agent key act on it and receive its grants.
+   */
+  async owns(key: ApiKeyRow, run: RunRow): Promise<boolean> {
+    if (run.principal === key.name) return true;
+    return (await this.engine.store.getMeta(ownerKey(run.run_id))) === key.name;
+  }
+
+  /**
+   * The run `runId` as `key` may see it. Reviewers and admins see every run; an agent key only
+   * the runs it owns. A run the key may not see is reported exactly like a missing one.
+   *
+   * @throws CallgateError `not-found` when there is no such run or the key may not see it.
+   */
+  async runFor(key: ApiKeyRow, runId: string): Promise<RunRow> {
+    const run = await this.engine.store.getRun(runId);
+    if (run && (key.role !== 'agent' || (await this.owns(key, run)))) return run;
+    throw new CallgateError('not-found', `no run ${runId}`);
+  }
+
+  /** True when `key` may receive the grant of an approval in `run` (never a reviewer's). */
+  async mayHoldGrant(key: ApiKeyRow, run: RunRow): Promise<boolean> {
+    if (key.role === 'admin') return true;
+    return key.role === 'agent' && (await this.owns(key, run));
+  }
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { startServer } from './start.js';
+import { type Json, testApp } from './test-support.js';
+
+describe('startServer', () => {
+  it('listens on 127.0.0.1, and on close ends waits, finishes accepted requests, then closes engine and store', async () => {
+    const { app, engine, keys } = await testApp();
+    let storeClosed = false;
+    const close = engine.store.close.bind(engine.store);
+    engine.store.close = async () => {
+      storeClosed = true;
+      await close();
+    };
+    const server = await startServer({ app, port: 0, signals: [] });
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const health = await fetch(`${server.url}/v1/health`);
+    expect(await health.json()).toMatchObject({ status: 'ok' });
+    const headers = { authorization: `Bearer ${keys.agent}`, 'content-type': 'application/json' };
+    const run: Json = await (
+      await fetch(`${server.url}/v1/runs`, { method: 'POST', headers, body: '{"framework":"t"}' })
+    ).json();
+    const decided: Json = await (
+      await fetch(`${server.url}/v1/runs/${run.run_id}/decisions`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          calls: [{ id: 'p', tool: 'send_invoice', arguments: { to: 'a', amount: 5000 } }],
+        }),
+      })
+    ).json();
+    const approvalId = decided.verdicts[0].approval.id;
+    const started = Date.now();
+    const waiting: Promise<Json> = fetch(`${server.url}/v1/approvals/${approvalId}?wait=30`, {
+      headers,
+    }).then((response) => response.json());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await server.close();
+    const state = await waiting;
+    expect(state.approval.status).toBe('pending');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(storeClosed).toBe(true);
+    await server.closed;
+    await expect(fetch(`${server.url}/v1/health`)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,102 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { Hono } from 'hono';
+import { type AppOptions, appInternals, createApp } from './app.js';
+
+const delay = (ms: number) =>
+  new Promise<void>((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
+
+/** Options of {@link startServer}: an app from `createApp`, or the options to make one. */
+export type StartServerOptions = ({ app: Hono } | { options: AppOptions }) & {
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Default 7420; 0 picks a free port. */
+  port?: number;
+  /** Shut down on these signals. Default `['SIGINT', 'SIGTERM']`; `[]` installs no handler. */
+  signals?: readonly NodeJS.Signals[];
+  /** Longest wait for accepted requests to finish on shutdown, ms. Default 10,000. */
+  drainTimeoutMs?: number;
+};
+
+/** A listening server. */
+export interface RunningServer {
+  /** `http://host:port` (IPv6 hosts in brackets). */
+  url: string;
+  host: string;
+  port: number;
+  app: Hono;
+  /**
+   * Shuts down: refuses new requests (503), ends long-polls and event streams, waits for
+   * accepted requests to finish their writes, then closes the engine (flushing the ledger) and
+   * its store. Safe to call more than once.
+   */
+  close(): Promise<void>;
+  /** Resolves when the server has shut down (by `close` or a signal). */
+  closed: Promise<void>;
+}
+
+/**
+ * Serves an app over HTTP with `@hono/node-server`, listening on `host:port`, and shuts it down
+ * gracefully on SIGINT/SIGTERM (see {@link RunningServer.close}).
+ *
+ * @returns once listening.
+ * @throws the listen error (e.g. `EADDRINUSE`).
+ */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const app = 'app' in options ? options.app : createApp(options.options);
+  const { server: context, detach } = appInternals(app);
+  const host = options.host ?? '127.0.0.1';
+  const requestedPort = options.port ?? 7420;
+  const http = await new Promise<Server>((resolve, reject) => {
+    const created = serve({ fetch: app.fetch, hostname: host, port: requestedPort }) as Server;
+    created.once('listening', () => resolve(created));
+    created.once('error', reject);
+  });
+  const port = (http.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  let resolveClosed: () => void = () => {};
+  const closed = new Promise<void>((resolve) => {
+    resolveClosed = resolve;
+  });
+  let closing: Promise<void> | undefined;
+  const signals = options.signals ?? ['SIGINT', 'SIGTERM'];
+  const onSignal = (signal: NodeJS.Signals) => {
+    context.logger.info({ signal }, 'shutting down');
+    close().catch((error) => context.logger.error({ error: String(error) }, 'shutdown failed'));
+  };
+  for (const signal of signals) process.once(signal, onSignal);
+
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      for (const signal of signals) process.removeListener(signal, onSignal);
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeIdleConnections();
+      const drained = await context.lifecycle.drain(options.drainTimeoutMs ?? 10_000);
+      if (!drained)
+        context.logger.warn({ in_flight: context.lifecycle.inFlight }, 'shutdown: requests still running');
+      detach();
+      // Answers just produced may still be on their way out: let connections end by themselves
+      // (each answer sent while draining says `Connection: close`), then cut what is left.
+      http.closeIdleConnections();
+      const ended = await Promise.race([stopped.then(() => true), delay(2_000).then(() => false)]);
+      if (!ended) {
+        http.closeAllConnections();
+        await stopped;
+      }
+      try {
+        await context.engine.close();
+      } finally {
+        await context.engine.store.close();
+      }
+      context.logger.info({}, 'stopped');
+      resolveClosed();
+    })();
+    return closing;
+  }
+
+  return { url, host, port, app, close, closed };
+}

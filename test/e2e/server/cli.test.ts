@@ -1,0 +1,93 @@
+// The approvals CLI and key management against a running `callgate serve`, as a user runs them.
+import { CallgateClient } from '@callgate/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCallgate, type ServerProcess, startCallgate } from './harness.js';
+
+let server: ServerProcess;
+
+beforeAll(async () => {
+  server = await startCallgate({ keys: { bot: 'agent', dana: 'reviewer', root: 'admin' } });
+}, 60_000);
+
+afterAll(async () => {
+  expect(await server?.stop()).toBe(0);
+}, 30_000);
+
+describe('callgate approvals and keys against a running server', () => {
+  it('lists, shows and answers approvals; an agent key cannot answer', async () => {
+    const agent = new CallgateClient({ url: server.url, apiKey: server.keys.bot ?? '' });
+    const run = await agent.startRun({ framework: 'cli-test' });
+    const { verdicts } = await agent.decide(run.run_id, [
+      { id: 'big', tool: 'send_invoice', arguments: { to: 'acme', amount: 9000 } },
+      { id: 'bigger', tool: 'send_invoice', arguments: { to: 'acme', amount: 19000 } },
+    ]);
+    const [first, second] = verdicts.map((verdict) => verdict.approval?.id ?? '');
+    const reviewerEnv = { CALLGATE_URL: server.url, CALLGATE_API_KEY: server.keys.dana ?? '' };
+
+    const listed = await runCallgate(['approvals', 'list'], reviewerEnv);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(first);
+    expect(listed.stdout).toContain('send_invoice');
+
+    const shown = await runCallgate(['approvals', 'show', first ?? '', '--json'], reviewerEnv);
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      id: first,
+      status: 'pending',
+      arguments: { amount: 9000 },
+    });
+
+    const byAgent = await runCallgate([
+      'approvals',
+      'approve',
+      first ?? '',
+      '--url',
+      server.url,
+      '--key',
+      server.keys.bot ?? '',
+    ]);
+    expect(byAgent.code).toBe(1);
+    expect(byAgent.stdout).toContain('forbidden');
+    expect((await agent.getApproval(first ?? '')).approval.status).toBe('pending');
+
+    const approved = await runCallgate(
+      ['approvals', 'approve', first ?? '', '--reason', 'fine'],
+      reviewerEnv,
+    );
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toContain('approved by dana');
+    const denied = await runCallgate(
+      ['approvals', 'deny', second ?? '', '--reason', 'too much'],
+      reviewerEnv,
+    );
+    expect(denied.stdout).toContain('denied by dana');
+    const twice = await runCallgate(['approvals', 'deny', first ?? ''], reviewerEnv);
+    expect(twice.code).toBe(1);
+    expect(twice.stdout).toContain('conflict');
+
+    const state = await agent.getApproval(first ?? '');
+    expect(state.approval).toMatchObject({ status: 'approved', reviewer: 'dana', response_reason: 'fine' });
+    expect(state.grant?.token).toMatch(/^cgt_/);
+  });
+
+  it('revokes a key while the server runs: it stops working at once', async () => {
+    const admin = new CallgateClient({ url: server.url, apiKey: server.keys.root ?? '' });
+    const created = await admin.createKey({ role: 'reviewer', name: 'temp' });
+    const temp = new CallgateClient({ url: server.url, apiKey: created.key });
+    expect(await temp.listApprovals()).toBeInstanceOf(Array);
+    const listed = await runCallgate(['keys', 'list', '--data', server.dataDir]);
+    expect(listed.stdout).toMatch(/temp\s+reviewer/);
+    expect(listed.stdout).not.toContain(created.key);
+    expect((await runCallgate(['keys', 'revoke', 'temp', '--data', server.dataDir])).code).toBe(0);
+    await expect(temp.listApprovals()).rejects.toMatchObject({ kind: 'unauthorized' });
+  });
+
+  it('serves its OpenAPI document and health without a key', async () => {
+    const anonymous = new CallgateClient({ url: server.url });
+    expect(await anonymous.health()).toMatchObject({ status: 'ok' });
+    expect((await anonymous.openApi()).openapi).toBe('3.1.0');
+    await expect(anonymous.listRuns()).rejects.toMatchObject({
+      kind: 'unauthorized',
+      details: { status: 401 },
+    });
+  });
+});
