@@ -4,9 +4,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+mkdir -p test-artifacts
+node22=tools/node22/node_modules/node/bin/node
 
 echo "== lint and format (biome)"
 npx biome check .
 
 echo "== tests on Node 20 (vitest)"
-node node_modules/vitest/vitest.mjs run
+node node_modules/vitest/vitest.mjs run --exclude 'packages/ai-sdk/**' --exclude 'packages/openai-agents/**' \
+  --reporter=default --reporter=json --outputFile.json=test-artifacts/vitest-node20.json
+
+echo "== tests on Node 22: ai-sdk, openai-agents, langchain (vitest)"
+"$node22" node_modules/vitest/vitest.mjs run --config test/conformance/vitest.node22.config.ts \
+  --reporter=default --reporter=json --outputFile.json=test-artifacts/vitest-node22.json
+
+echo "== adapter conformance page is current"
+node test/conformance/report.mjs --check test-artifacts/vitest-node20.json test-artifacts/vitest-node22.json
+
+echo "== examples check themselves"
+"$node22" examples/ai-sdk-agent/main.mjs
+"$node22" examples/openai-agents-agent/main.mjs
+node examples/langchain-agent/main.mjs
+node packages/cli/dist/bin.js demo >/dev/null

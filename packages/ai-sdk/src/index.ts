@@ -1,2 +1,10 @@
-// @callgate/ai-sdk: the public API. Anything exported here is public; add names deliberately.
-export {};
+// @callgate/ai-sdk: the public API. Anything exported here is public and pinned by
+// index.test.ts; add names deliberately.
+
+export type { GovernedCall, Refusal } from '@callgate/core';
+export { refusalText } from '@callgate/core';
+export type { ApprovalRequestPart } from './approval-parts.js';
+export type { AiSdkGateOptions, AiSdkGateSettings, ApprovalMode } from './gate.js';
+export { AiSdkGate, createAiSdkGate } from './gate.js';
+export type { ToolSpecExtras } from './tool-specs.js';
+export { toolSpecOf } from './tool-specs.js';

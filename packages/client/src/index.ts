@@ -13,6 +13,8 @@ export type {
 export { CallgateError, isCallgateError } from '@callgate/protocol';
 export type { CallgateClientOptions } from './client.js';
 export { CallgateClient } from './client.js';
+export type { RemoteGovernor } from './remote-governor.js';
+export { remoteGovernor } from './remote-governor.js';
 export type {
   ApiKeyInfo,
   ApiKeyRole,

@@ -32,6 +32,15 @@ export type { DecideOptions, EngineOptions, RunStart } from './gate/engine.js';
 export { Engine } from './gate/engine.js';
 export type { ExecutableCall, ExecuteStepOptions, StepResult, ToolExecutor } from './gate/execute-step.js';
 export { executeStep } from './gate/execute-step.js';
+export type { GovernedCall, GovernedCallsOptions, Refusal, StartedCall } from './gate/governed-calls.js';
+export {
+  approvalRefusal,
+  GovernedCalls,
+  refusalOf,
+  refusalText,
+  runArguments,
+  sameArguments,
+} from './gate/governed-calls.js';
 export type { Governor } from './gate/governor.js';
 export { localGovernor } from './gate/governor.js';
 export type { GrantBinding } from './gate/grants.js';

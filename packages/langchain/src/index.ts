@@ -1,2 +1,9 @@
-// @callgate/langchain: the public API. Anything exported here is public; add names deliberately.
-export {};
+// @callgate/langchain: the public API. Anything exported here is public and pinned by
+// index.test.ts; add names deliberately.
+
+export type { GovernedCall, Refusal } from '@callgate/core';
+export { refusalText } from '@callgate/core';
+export type { CallgateMiddlewareOptions } from './middleware.js';
+export { callgateMiddleware } from './middleware.js';
+export type { ToolSpecExtras } from './tool-specs.js';
+export { toolSpecOf } from './tool-specs.js';

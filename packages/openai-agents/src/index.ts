@@ -1,2 +1,11 @@
-// @callgate/openai-agents: the public API. Anything exported here is public; add names deliberately.
-export {};
+// @callgate/openai-agents: the public API. Anything exported here is public and pinned by
+// index.test.ts; add names deliberately.
+
+export type { GovernedCall, Refusal } from '@callgate/core';
+export { refusalText } from '@callgate/core';
+export type { AgentsGateOptions } from './gate.js';
+export { AgentsGate, createAgentsGate, isGoverned } from './gate.js';
+export type { CallgateRunContext, WithCallgate } from './run-context.js';
+export { callgateOf } from './run-context.js';
+export type { ToolSpecExtras } from './tool-specs.js';
+export { toolSpecOf } from './tool-specs.js';

@@ -32,6 +32,9 @@ export class Checkpointer {
   #latest: CheckpointRow | undefined;
   #chain: Promise<unknown> = Promise.resolve();
   #requested = false;
+  #signing = 0;
+  /** performance.now() before which no signing is requested (after a failure). */
+  #retryAt = 0;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
 
@@ -60,24 +63,29 @@ export class Checkpointer {
   committed(): void {
     const unsigned = this.#settings.durableSize() - (this.#latest?.size ?? 0);
     if (unsigned <= 0 || this.#stopped) return;
-    if (unsigned >= this.#settings.everyRecords) this.#request();
-    else if (this.#timer === undefined) {
-      this.#timer = setTimeout(() => {
-        this.#timer = undefined;
-        this.#request();
-      }, this.#settings.everyMs);
-      this.#timer.unref();
-    }
+    // After a failed signing, wait a period before trying again.
+    if (unsigned >= this.#settings.everyRecords && performance.now() >= this.#retryAt) this.#request();
+    else this.#armTimer();
+  }
+
+  #armTimer(): void {
+    if (this.#timer !== undefined || this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#request();
+    }, this.#settings.everyMs);
+    this.#timer.unref();
   }
 
   #request(): void {
-    if (this.#requested || this.#stopped) return;
+    // While one is being signed, wait: its completion looks at the cadence again.
+    if (this.#requested || this.#stopped || this.#signing > 0) return;
     this.#requested = true;
     // After the appends that triggered it have been acknowledged.
     setImmediate(() => {
       this.#requested = false;
       this.#clearTimer();
-      this.sign().then(() => this.committed(), this.#settings.onError);
+      this.sign().then(noop, this.#settings.onError);
     });
   }
 
@@ -98,7 +106,23 @@ export class Checkpointer {
    * @throws the store's error when the checkpoint could not be stored.
    */
   sign(): Promise<CheckpointRow | undefined> {
-    const run = this.#chain.then(() => this.#sign());
+    this.#signing += 1;
+    const run = this.#chain
+      .then(() => this.#sign())
+      .then(
+        (row) => {
+          this.#signing -= 1;
+          // Records acknowledged meanwhile may be due for the next one.
+          this.committed();
+          return row;
+        },
+        (error: unknown) => {
+          this.#signing -= 1;
+          this.#retryAt = performance.now() + this.#settings.everyMs;
+          this.#armTimer();
+          throw error;
+        },
+      );
     this.#chain = run.then(noop, noop);
     return run;
   }

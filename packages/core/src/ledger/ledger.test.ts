@@ -118,11 +118,12 @@ describe('Ledger.append', () => {
     const store = new InstrumentedStore();
     const ledger = await Ledger.open(store, options());
     await ledger.append('run-a', start);
+    await ledger.append('run-b', start);
     store.failWrites = 1;
     const failed = await Promise.allSettled([
       ledger.append('run-a', message(1)),
       ledger.append('run-a', message(2)),
-      ledger.append('run-b', start),
+      ledger.append('run-b', message(3)),
     ]);
     for (const result of failed) {
       expect(result.status).toBe('rejected');
@@ -130,11 +131,12 @@ describe('Ledger.append', () => {
       expect(isCallgateError(reason) && reason.kind).toBe('internal');
       expect((reason as Error).message).toMatch(/3 record\(s\) not recorded: disk full/);
     }
-    expect(ledger.size).toBe(1);
+    expect(ledger.size).toBe(2);
     const next = await ledger.append('run-a', message(3));
-    expect(next).toMatchObject({ seq: 1, run_seq: 1 });
-    expect((await ledger.append('run-b', start)).run_seq).toBe(0);
+    expect(next).toMatchObject({ seq: 2, run_seq: 1 });
+    expect(await ledger.append('run-b', message(4))).toMatchObject({ seq: 3, run_seq: 1 });
     await expectChain(store, 'run-a', 2);
+    await expectChain(store, 'run-b', 2);
     await expectVerifies(ledger, 'run-a');
   });
 
@@ -142,17 +144,18 @@ describe('Ledger.append', () => {
     const store = new InstrumentedStore();
     const ledger = await Ledger.open(store, options());
     await ledger.append('run-a', start);
+    await ledger.append('run-c', start);
     store.hold();
     store.failWrites = 1;
     const inFlight = ledger.append('run-a', message(1));
     await tick();
     const queued = ledger.append('run-a', message(2));
-    const queuedOther = ledger.append('run-c', start);
+    const queuedOther = ledger.append('run-c', message(3));
     store.release();
     const results = await Promise.allSettled([inFlight, queued, queuedOther]);
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
-    expect((await ledger.append('run-a', message(4))).run_seq).toBe(1);
-    expect((await ledger.append('run-c', start)).run_seq).toBe(0);
+    expect(await ledger.append('run-a', message(4))).toMatchObject({ seq: 2, run_seq: 1 });
+    expect(await ledger.append('run-c', message(5))).toMatchObject({ seq: 3, run_seq: 1 });
     await expectChain(store, 'run-a', 2);
     await expectVerifies(ledger, 'run-c');
   });
@@ -164,6 +167,32 @@ describe('Ledger.append', () => {
     await expect(ledger.append('run-a', bad)).rejects.toMatchObject({ kind: 'ledger-invalid' });
     await expect(ledger.append('run-a', { ...message(0), role: Number.NaN } as never)).rejects.toThrow();
     expect(store.writes).toEqual([]);
+    expect(await ledger.append('run-a', start)).toMatchObject({ seq: 0, run_seq: 0 });
+  });
+
+  it('keeps call order for appends made while a run head loads from the store', async () => {
+    const store = new InstrumentedStore();
+    const first = await Ledger.open(store, options());
+    await first.append('run-a', start);
+    await first.close();
+    const second = await Ledger.open(store, options());
+    const records = await Promise.all([1, 2, 3].map((i) => second.append('run-a', message(i))));
+    expect(records.map((record) => record.run_seq)).toEqual([1, 2, 3]);
+    await expectChain(store, 'run-a', 4);
+  });
+
+  it('rejects the appends waiting on a run head that could not be read, then retries', async () => {
+    const store = new InstrumentedStore();
+    const ledger = await Ledger.open(store, options());
+    store.failRunHeads = 1;
+    const failed = await Promise.allSettled([
+      ledger.append('run-a', start),
+      ledger.append('run-a', message(1)),
+    ]);
+    expect(failed.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect((failed[0] as PromiseRejectedResult).reason.message).toMatch(
+      /head of run run-a: database is locked/,
+    );
     expect(await ledger.append('run-a', start)).toMatchObject({ seq: 0, run_seq: 0 });
   });
 
@@ -259,10 +288,12 @@ describe('checkpoints', () => {
   it('signs one T ms after a record was acknowledged', async () => {
     const store = new MemoryStore();
     const ledger = await Ledger.open(store, options({ checkpointEveryMs: 20 }));
+    const started = performance.now();
     await ledger.append('run-a', start);
-    await sleep(5);
     expect(await store.latestCheckpoint()).toBeUndefined();
-    await sleep(60);
+    while ((await store.latestCheckpoint()) === undefined && performance.now() - started < 2000)
+      await sleep(5);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(15);
     expect((await store.latestCheckpoint())?.size).toBe(1);
     await ledger.close();
   });
@@ -291,6 +322,26 @@ describe('checkpoints', () => {
     await tick();
     expect(errors).toEqual([expect.objectContaining({ message: 'checkpoint table locked' })]);
     expect((await ledger.checkpoint())?.size).toBe(1);
+  });
+
+  it('retries a failing checkpoint once a period, not in a loop', async () => {
+    const store = new InstrumentedStore();
+    const errors: unknown[] = [];
+    const ledger = await Ledger.open(
+      store,
+      options({ checkpointEveryRecords: 1, checkpointEveryMs: 40, onError: (error) => errors.push(error) }),
+    );
+    store.failCheckpoints = 1000;
+    await ledger.append('run-a', start);
+    await sleep(200);
+    // One attempt right away, then one per 40 ms period: a handful, not thousands.
+    expect(errors.length).toBeGreaterThanOrEqual(2);
+    expect(errors.length).toBeLessThanOrEqual(7);
+    store.failCheckpoints = 0;
+    for (let waited = 0; waited < 1000 && (await store.latestCheckpoint()) === undefined; waited += 20)
+      await sleep(20);
+    expect((await store.latestCheckpoint())?.size).toBe(1);
+    await ledger.close();
   });
 
   it('closes with a final checkpoint and then refuses appends', async () => {

@@ -189,7 +189,13 @@ export class Ledger {
       this.#waiting.delete(runId);
       return list;
     };
-    const load = this.#store.runHead(runId).then(
+    let head: Promise<RunHead | undefined>;
+    try {
+      head = this.#store.runHead(runId);
+    } catch (error) {
+      head = Promise.reject(error);
+    }
+    const load = head.then(
       (head) => {
         if (!this.#heads.has(runId))
           this.#heads.set(runId, head === undefined ? null : { run_seq: head.run_seq, digest: head.digest });
@@ -200,9 +206,7 @@ export class Ledger {
           'internal',
           `could not read the head of run ${runId}: ${describe(error)}`,
           {},
-          {
-            cause: error,
-          },
+          { cause: error },
         );
         for (const entry of release()) entry.reject(failure);
       },
@@ -218,16 +222,17 @@ export class Ledger {
     reject: (error: unknown) => void,
   ): void {
     const previous = this.#heads.get(runId) ?? null;
-    const record = buildRecord(body, [
-      previous === null ? null : previous.digest,
-      runId,
-      previous === null ? 0 : previous.run_seq + 1,
-      this.#nextSeq,
-      this.#clock(),
-      1,
-    ]);
+    let record: LedgerRecord;
     let stored: StoredRecord;
     try {
+      record = buildRecord(body, [
+        previous === null ? null : previous.digest,
+        runId,
+        previous === null ? 0 : previous.run_seq + 1,
+        this.#nextSeq,
+        this.#clock(),
+        1,
+      ]);
       if (this.#validate && !isLedgerRecord(record)) {
         const checked = ledgerRecordSchema.safeParse(record);
         if (!checked.success) {
@@ -235,7 +240,7 @@ export class Ledger {
           const where = issue?.path.join('.') || 'record';
           throw new CallgateError(
             'ledger-invalid',
-            `invalid ${body.type} record: ${where}: ${issue?.message}`,
+            `invalid ${String(record.type)} record: ${where}: ${issue?.message}`,
           );
         }
       }

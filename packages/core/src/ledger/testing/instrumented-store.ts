@@ -1,7 +1,7 @@
 // Test helper: a MemoryStore whose record writes can be counted, held back and made to fail.
 
 import { MemoryStore } from '../../store/memory-store.js';
-import type { CheckpointRow, StoredRecord } from '../../store/store.js';
+import type { CheckpointRow, RunHead, StoredRecord } from '../../store/store.js';
 
 /** A MemoryStore that records each `appendRecords` call and can delay or fail them. */
 export class InstrumentedStore extends MemoryStore {
@@ -11,6 +11,8 @@ export class InstrumentedStore extends MemoryStore {
   failWrites = 0;
   /** How many of the next checkpoint writes fail. */
   failCheckpoints = 0;
+  /** How many of the next run head reads fail. */
+  failRunHeads = 0;
   #held: Promise<void> | undefined;
   #release: (() => void) | undefined;
 
@@ -43,5 +45,13 @@ export class InstrumentedStore extends MemoryStore {
       throw new Error('checkpoint table locked');
     }
     await super.putCheckpoint(checkpoint);
+  }
+
+  override async runHead(runId: string): Promise<RunHead | undefined> {
+    if (this.failRunHeads > 0) {
+      this.failRunHeads -= 1;
+      throw new Error('database is locked');
+    }
+    return super.runHead(runId);
   }
 }

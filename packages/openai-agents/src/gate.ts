@@ -1,0 +1,393 @@
+import type { Governor, Logger } from '@callgate/core';
+import {
+  type GovernedCall,
+  GovernedCalls,
+  type Refusal,
+  refusalOf,
+  refusalText,
+  runArguments,
+} from '@callgate/core';
+import { CallgateError, type ToolSpec } from '@callgate/protocol';
+import {
+  Agent,
+  defineToolInputGuardrail,
+  type FunctionTool,
+  type RunContext,
+  type RunState,
+  type RunToolApprovalItem,
+  tool as sdkTool,
+  type Tool,
+  ToolGuardrailFunctionOutputFactory,
+  type ToolInputGuardrailDefinition,
+} from '@openai/agents';
+import { type CallgateRunContext, callgateOf, type WithCallgate } from './run-context.js';
+import { type ToolSpecExtras, toolSpecOf } from './tool-specs.js';
+
+/** Options of {@link createAgentsGate}. */
+export interface AgentsGateOptions {
+  /** callgate in this process (`localGovernor(engine)`) or behind a server (`remoteGovernor(client)`). */
+  governor: Governor;
+  /** Who runs begun without a principal act for. Default `openai-agents`. */
+  principal?: string;
+  /** Longest wait for a person's answer, in ms. Default 5 minutes. */
+  approvalWaitMs?: number;
+  /** What callgate should know of each tool beyond its schema: annotations, trust, idempotency key. */
+  toolSpecs?: Record<string, ToolSpecExtras>;
+  logger?: Logger;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the SDK's own tool type parameters
+type AnyFunctionTool = FunctionTool<any, any, any>;
+// biome-ignore lint/suspicious/noExplicitAny: agents of any context and output
+type AnyAgent = Agent<any, any>;
+type ToolOptions = Parameters<typeof sdkTool>[0];
+type ToolCallDetails = Parameters<AnyFunctionTool['invoke']>[2];
+
+const GOVERNED = Symbol.for('callgate.openai-agents.governed');
+
+/** True when `tool` was put behind callgate by an {@link AgentsGate}. */
+export function isGoverned(tool: unknown): boolean {
+  return typeof tool === 'object' && tool !== null && GOVERNED in tool;
+}
+
+/** Creates the gate between callgate and OpenAI Agents JS; one per process is enough. */
+export function createAgentsGate(options: AgentsGateOptions): AgentsGate {
+  return new AgentsGate(options);
+}
+
+/**
+ * The gate between callgate and OpenAI Agents JS. Governed tools decide each call in
+ * `needsApproval` (an `ask` becomes the SDK's interruption), refuse in a tool input guardrail
+ * (the model reads `{"error": {...}}`), and run only with a consumed grant, recording the
+ * outcome. Governed agents and tools are built once; each run is a callgate run, found through
+ * the run context ({@link begin}), so one agent serves many runs at once.
+ */
+export class AgentsGate {
+  readonly #options: AgentsGateOptions;
+  readonly #sessions = new WeakMap<object, GovernedCalls>();
+  readonly #agents = new WeakMap<AnyAgent, AnyAgent>();
+  readonly #governedAgents = new WeakSet<AnyAgent>();
+  /** The spec of each governed tool, by name: sent with the first decision that names it. */
+  readonly #specs = new Map<string, ToolSpec>();
+
+  constructor(options: AgentsGateOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Starts a callgate run and returns `context` (a new object when none is given) carrying it
+   * under `callgate`: pass it as `run(agent, input, { context })`.
+   */
+  async begin<T extends object = Record<string, unknown>>(
+    context?: T,
+    start: { principal?: string; labels?: Record<string, string>; parentRunId?: string } = {},
+  ): Promise<WithCallgate<T>> {
+    const { run_id } = await this.#options.governor.startRun({
+      principal: start.principal ?? this.#options.principal ?? 'openai-agents',
+      framework: 'openai-agents',
+      ...(start.labels ? { labels: start.labels } : {}),
+      ...(start.parentRunId ? { parent_run_id: start.parentRunId } : {}),
+    });
+    const target = (context ?? {}) as WithCallgate<T>;
+    target.callgate = { run_id, approvals: {} };
+    return target;
+  }
+
+  /** The callgate run of a result, a RunState or a run context. */
+  runIdOf(from: { runContext: RunContext } | RunState<unknown, AnyAgent> | object): string {
+    return callgateOf(contextOf(from)).run_id;
+  }
+
+  /**
+   * A copy of `agent` whose function tools are governed, as are the agents it hands off to.
+   * @throws CallgateError `request-invalid` for what callgate cannot gate from here: hosted,
+   *   computer, shell and apply-patch tools, MCP servers (put those behind the callgate MCP
+   *   gateway), and handoffs to agents that are not governed.
+   */
+  agent<A extends AnyAgent>(agent: A): A {
+    if (this.#governedAgents.has(agent)) return agent;
+    const known = this.#agents.get(agent);
+    if (known) return known as A;
+    if (agent.mcpServers.length > 0) {
+      throw new CallgateError(
+        'request-invalid',
+        `agent ${agent.name} uses MCP servers, whose tools callgate cannot gate here: put them behind the callgate MCP gateway`,
+      );
+    }
+    const clone = agent.clone({ tools: agent.tools.map((tool: Tool) => this.#govern(tool)) }) as A;
+    this.#agents.set(agent, clone);
+    this.#governedAgents.add(clone);
+    clone.handoffs = agent.handoffs.map((handoff) => {
+      if (handoff instanceof Agent) return this.agent(handoff);
+      if (!this.#governedAgents.has(handoff.agent)) {
+        throw new CallgateError(
+          'request-invalid',
+          `agent ${agent.name} hands off to ${handoff.agent.name}, which is not governed: build the handoff from gate.agent(...)`,
+        );
+      }
+      return handoff;
+    });
+    return clone;
+  }
+
+  /**
+   * An agent as a tool of another agent, governed twice over: the call to it is decided like any
+   * tool call, and the inner agent's own tools are governed (in the same callgate run).
+   */
+  agentTool(agent: AnyAgent, options: Parameters<AnyAgent['asTool']>[0]): AnyFunctionTool {
+    return this.governTool(this.agent(agent).asTool(options) as AnyFunctionTool);
+  }
+
+  /** Like the SDK's `tool()`, governed; a thrown error is recorded as the call's `error` outcome. */
+  tool(options: ToolOptions): AnyFunctionTool {
+    const name = (options.name ?? (options.execute as { name?: string }).name ?? '') as string;
+    const execute = options.execute as (
+      input: unknown,
+      context?: RunContext,
+      details?: ToolCallDetails,
+    ) => unknown;
+    const built = sdkTool({
+      ...options,
+      execute: async (input: unknown, runContext?: RunContext, details?: ToolCallDetails) => {
+        const key = details?.toolCall?.callId ?? '';
+        return this.#run(runContext?.context, key, name, input, (args) => execute(args, runContext, details));
+      },
+    } as ToolOptions) as AnyFunctionTool;
+    return this.#hooks(built);
+  }
+
+  /**
+   * A governed copy of a function tool (one built elsewhere, e.g. by `asTool`). Its `invoke` is
+   * wrapped: the outcome recorded is what `invoke` returns (which for `tool()` tools includes
+   * their own error message); prefer {@link tool} to record errors as errors.
+   */
+  governTool<T extends AnyFunctionTool>(tool: T): T {
+    if (isGoverned(tool)) return tool;
+    const invoke = tool.invoke;
+    const wrapped = {
+      ...tool,
+      invoke: async (runContext: RunContext, input: string, details?: ToolCallDetails) => {
+        const key = details?.toolCall?.callId ?? '';
+        let parsed: unknown;
+        try {
+          parsed = input.trim() === '' ? {} : JSON.parse(input);
+        } catch {
+          parsed = input;
+        }
+        return this.#run(runContext.context, key, tool.name, parsed, (args) =>
+          invoke(runContext, JSON.stringify(args), details),
+        );
+      },
+    } as T;
+    return this.#hooks(wrapped);
+  }
+
+  /**
+   * Answers the run's interruptions for governed calls with callgate's decisions: waits (up to
+   * `waitMs`, default the gate's wait limit) for each approval, then approves the interruption
+   * in the SDK state, or rejects it with `{"error": {...}}` as the message the model reads. An
+   * approval still pending then is withdrawn. Run the agent again with the state afterwards.
+   */
+  async settle(
+    from: { state: RunState<unknown, AnyAgent>; runContext: RunContext } | RunState<unknown, AnyAgent>,
+    options: { waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<void> {
+    const state = 'getInterruptions' in from ? from : from.state;
+    const context = contextOf(from);
+    const session = this.#session(context);
+    const stored = callgateOf(context);
+    await Promise.all(
+      state.getInterruptions().map(async (item: RunToolApprovalItem) => {
+        const raw = item.rawItem;
+        if (raw.type !== 'function_call') return;
+        const governed = item.agent.tools.some(
+          (tool: Tool) => tool.type === 'function' && tool.name === item.name && isGoverned(tool),
+        );
+        if (!governed) return;
+        const call = await this.#callFor(session, stored, raw.callId, raw.name, raw.arguments);
+        const refusal = await session.settle(call, options.waitMs ?? session.approvalWaitMs, options.signal);
+        if (refusal) {
+          await this.#refuse(session, stored, call, refusal);
+          state.reject(item, { message: refusalText(refusal) });
+        } else {
+          state.approve(item);
+        }
+      }),
+    );
+  }
+
+  /** Ends the callgate run of a result, a RunState or a run context. */
+  async finish(
+    from: { runContext: RunContext } | RunState<unknown, AnyAgent> | object,
+    status: 'completed' | 'failed' | 'cancelled' = 'completed',
+  ): Promise<void> {
+    const context = contextOf(from);
+    const { run_id } = callgateOf(context);
+    await this.#options.governor.endRun(run_id, status);
+    if (typeof context === 'object' && context !== null) this.#sessions.delete(context);
+  }
+
+  #govern(tool: Tool): Tool {
+    if (tool.type === 'function') return this.governTool(tool as AnyFunctionTool);
+    throw new CallgateError(
+      'request-invalid',
+      `tool ${(tool as { name?: string }).name ?? tool.type} is a ${tool.type} tool, which callgate cannot gate from the Agents SDK`,
+    );
+  }
+
+  /** The calls of the run in `context` (kept per context object; rebuilt after a restore). */
+  #session(context: unknown): GovernedCalls {
+    const { run_id } = callgateOf(context);
+    const key = context as object;
+    const known = this.#sessions.get(key);
+    if (known && known.runId === run_id) return known;
+    const session = new GovernedCalls({
+      governor: this.#options.governor,
+      runId: run_id,
+      ...(this.#options.approvalWaitMs !== undefined ? { approvalWaitMs: this.#options.approvalWaitMs } : {}),
+      ...(this.#options.logger ? { logger: this.#options.logger } : {}),
+    });
+    this.#sessions.set(key, session);
+    return session;
+  }
+
+  /** The tracked call for `key`: open in this process, adopted from the context's approvals, or decided now. */
+  async #callFor(
+    session: GovernedCalls,
+    stored: CallgateRunContext,
+    key: string,
+    name: string,
+    rawArguments: unknown,
+  ): Promise<GovernedCall> {
+    const open = session.open(key);
+    if (open) return open;
+    const approvalId = stored.approvals[key];
+    if (approvalId) return session.adopt(key, name, approvalId);
+    const spec = this.#specs.get(name) ?? toolSpecOf({ name }, this.#options.toolSpecs?.[name]);
+    const [call] = await session.decide([{ id: key || null, tool: name, arguments: rawArguments }], {
+      keys: [key],
+      specs: [spec],
+    });
+    return call as GovernedCall;
+  }
+
+  async #refuse(
+    session: GovernedCalls,
+    stored: CallgateRunContext,
+    call: GovernedCall,
+    refusal: Refusal,
+  ): Promise<void> {
+    await session.refuse(call, refusal);
+    delete stored.approvals[call.key];
+  }
+
+  /** Adds callgate's `needsApproval` and input guardrail to a function tool. */
+  #hooks<T extends AnyFunctionTool>(tool: T): T {
+    this.#specs.set(tool.name, toolSpecOf(tool, this.#options.toolSpecs?.[tool.name]));
+    const guardrail: ToolInputGuardrailDefinition = defineToolInputGuardrail({
+      name: 'callgate',
+      run: async ({ context, toolCall }) => {
+        let session: GovernedCalls;
+        let stored: CallgateRunContext;
+        try {
+          session = this.#session(context.context);
+          stored = callgateOf(context.context);
+        } catch (error) {
+          return ToolGuardrailFunctionOutputFactory.rejectContent(refusalText(refusalOf(error)));
+        }
+        const call = await this.#callFor(session, stored, toolCall.callId, tool.name, toolCall.arguments);
+        // Before the SDK asked for approval (pre-approval guardrails): let the interruption happen.
+        if (
+          call.status === 'pending' &&
+          !call.grant &&
+          context.isToolApproved({ toolName: tool.name, callId: toolCall.callId }) === undefined
+        ) {
+          return ToolGuardrailFunctionOutputFactory.allow();
+        }
+        let refusal = await session.settle(call);
+        if (!refusal && runArguments(call, parseArguments(toolCall.arguments)) === undefined)
+          refusal = changed(call);
+        if (refusal) {
+          await this.#refuse(session, stored, call, refusal);
+          return ToolGuardrailFunctionOutputFactory.rejectContent(refusalText(refusal));
+        }
+        return ToolGuardrailFunctionOutputFactory.allow();
+      },
+    });
+    const governed = {
+      ...tool,
+      needsApproval: async (runContext: RunContext, input: unknown, callId?: string) => {
+        let session: GovernedCalls;
+        let stored: CallgateRunContext;
+        try {
+          session = this.#session(runContext.context);
+          stored = callgateOf(runContext.context);
+        } catch {
+          return false; // the guardrail refuses the call (gate-unavailable)
+        }
+        const key = callId ?? '';
+        const call = await this.#callFor(session, stored, key, tool.name, input);
+        if (call.status === 'pending' && call.approvalId) stored.approvals[key] = call.approvalId;
+        return call.status === 'pending' && !call.grant;
+      },
+      inputGuardrails: [guardrail, ...(tool.inputGuardrails ?? [])],
+      [GOVERNED]: true,
+    };
+    return governed as T;
+  }
+
+  /** Runs a call the guardrail cleared (deciding and settling it here if nothing did). */
+  async #run(
+    context: unknown,
+    key: string,
+    name: string,
+    input: unknown,
+    execute: (args: Record<string, unknown>) => unknown,
+  ) {
+    let session: GovernedCalls;
+    let stored: CallgateRunContext;
+    try {
+      session = this.#session(context);
+      stored = callgateOf(context);
+    } catch (error) {
+      return refusalText(refusalOf(error));
+    }
+    const call = await this.#callFor(session, stored, key, name, input);
+    const started = await session.start(call);
+    delete stored.approvals[key];
+    if ('error' in started) return refusalText(started.error);
+    const args = runArguments(call, input) ?? call.arguments ?? {};
+    let result: unknown;
+    try {
+      result = await execute(args);
+    } catch (error) {
+      await session.complete(started, { ok: false, error });
+      throw error;
+    }
+    await session.complete(started, { ok: true, result });
+    return result;
+  }
+}
+
+function contextOf(from: unknown): unknown {
+  const value = from as { runContext?: RunContext; _context?: RunContext; callgate?: unknown };
+  if (value.runContext) return value.runContext.context;
+  if (value._context) return value._context.context;
+  return from;
+}
+
+function parseArguments(text: string): unknown {
+  try {
+    return text.trim() === '' ? {} : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function changed(call: GovernedCall): Refusal {
+  return {
+    kind: 'grant-invalid',
+    message: `the arguments of call ${call.callId} changed after callgate decided it`,
+    call_id: call.callId,
+  };
+}

@@ -1,0 +1,41 @@
+// Where callgate keeps its state in an Agents SDK run: under `callgate` in the run context's
+// `context` object, which the SDK serialises with a RunState. So a run resumed from
+// `RunState.fromString` (in this process or another) continues the same callgate run, and each
+// pending call stays bound to the approval callgate made for it.
+import { CallgateError } from '@callgate/protocol';
+
+/** What callgate keeps in an Agents SDK run context: JSON, serialised with the RunState. */
+export interface CallgateRunContext {
+  /** The callgate run. */
+  run_id: string;
+  /** The approval callgate made for each call waiting on a person, by call id. */
+  approvals: Record<string, string>;
+}
+
+/** A context object carrying callgate's state. */
+export type WithCallgate<T extends object = Record<string, unknown>> = T & { callgate: CallgateRunContext };
+
+function isRunContext(value: unknown): value is CallgateRunContext {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as CallgateRunContext).run_id === 'string' &&
+    typeof (value as CallgateRunContext).approvals === 'object'
+  );
+}
+
+/**
+ * callgate's state in a run context's `context`.
+ * @throws CallgateError `gate-unavailable` when the context carries none: the run was not begun
+ *   with `gate.begin()`, so no call may run (fail closed).
+ */
+export function callgateOf(context: unknown): CallgateRunContext {
+  const state = (context as { callgate?: unknown } | null | undefined)?.callgate;
+  if (!isRunContext(state)) {
+    throw new CallgateError(
+      'gate-unavailable',
+      'this agent run carries no callgate run: pass the context returned by gate.begin() to run()',
+    );
+  }
+  return state;
+}
