@@ -73,5 +73,10 @@ function round(value) {
 
 /** The machine a figure came from. */
 export function machine() {
-  return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, date: new Date().toISOString() };
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    node: process.version,
+    date: new Date().toISOString(),
+  };
 }

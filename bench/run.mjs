@@ -56,43 +56,65 @@ const TOOLS = [
 async function engineOn(store) {
   const keys = generateEd25519KeyPair();
   const origin = 'bench.local/log';
-  const ledger = await Ledger.open(store, { signer: logSignerFromPrivateKey(origin, keys.privateKey), origin });
+  const ledger = await Ledger.open(store, {
+    signer: logSignerFromPrivateKey(origin, keys.privateKey),
+    origin,
+  });
   const engine = new Engine({ store, ledger, policy: loadPolicy(POLICY), tools: TOOLS });
   const run = await engine.startRun({ principal: 'bench', framework: 'bench' });
   return { engine, ledger, runId: run.run_id };
 }
 
-const call = (i) => [{ id: `c${i}`, tool: 'send_invoice', arguments: { to: 'acme', amount: i % 1000, memo: 'monthly' } }];
+const call = (i) => [
+  { id: `c${i}`, tool: 'send_invoice', arguments: { to: 'acme', amount: i % 1000, memo: 'monthly' } },
+];
 
-console.log(`callgate benchmarks — ${info.cpu}, ${info.cores} cores, Node ${info.node}${quick ? ' (quick)' : ''}`);
-console.log(`${'figure'.padEnd(52)}${'p50 µs'.padStart(10)}${'p99 µs'.padStart(10)}${'p99.9 µs'.padStart(10)}${'per s'.padStart(10)}   target`);
+console.log(
+  `callgate benchmarks — ${info.cpu}, ${info.cores} cores, Node ${info.node}${quick ? ' (quick)' : ''}`,
+);
+console.log(
+  `${'figure'.padEnd(52)}${'p50 µs'.padStart(10)}${'p99 µs'.padStart(10)}${'p99.9 µs'.padStart(10)}${'per s'.padStart(10)}   target`,
+);
 
 // 1. Policy evaluation alone, 200 rules.
 {
   const policy = makeBenchPolicy(200);
   const inputs = makeBenchInputs(1024);
-  report('policy evaluate, 200 rules', latencySync((i) => policy.evaluate(inputs[i % inputs.length]), { iterations: 200_000 * scale }), 'p50 ≤ 5 µs');
+  report(
+    'policy evaluate, 200 rules',
+    latencySync((i) => policy.evaluate(inputs[i % inputs.length]), { iterations: 200_000 * scale }),
+    'p50 ≤ 5 µs',
+  );
 }
 
 // 2. The full gate on the allow path (decide + commitment + chained append), in memory and on SQLite.
 const folders = [];
 for (const [label, open] of [
   ['memory', () => new MemoryStore()],
-  ['SQLite WAL NORMAL', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'callgate-bench-'));
-    folders.push(dir);
-    return SqliteStore.open(join(dir, 'callgate.db'), { synchronous: 'NORMAL' });
-  }],
-  ['SQLite WAL FULL', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'callgate-bench-'));
-    folders.push(dir);
-    return SqliteStore.open(join(dir, 'callgate.db'), { synchronous: 'FULL' });
-  }],
+  [
+    'SQLite WAL NORMAL',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'callgate-bench-'));
+      folders.push(dir);
+      return SqliteStore.open(join(dir, 'callgate.db'), { synchronous: 'NORMAL' });
+    },
+  ],
+  [
+    'SQLite WAL FULL',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'callgate-bench-'));
+      folders.push(dir);
+      return SqliteStore.open(join(dir, 'callgate.db'), { synchronous: 'FULL' });
+    },
+  ],
 ]) {
   const store = open();
   const { engine, runId } = await engineOn(store);
   const figure = await latency((i) => engine.decide(runId, call(i)), { iterations: 20_000 * scale });
-  figure.per_second = await throughput((i) => engine.decide(runId, call(1e7 + i)), { concurrency: 64, seconds: quick ? 1 : 3 });
+  figure.per_second = await throughput((i) => engine.decide(runId, call(1e7 + i)), {
+    concurrency: 64,
+    seconds: quick ? 1 : 3,
+  });
   report(`gate allow path: decide+commit+append (${label})`, figure, 'p50 ≤ 20 µs, p99 ≤ 100 µs, ≥ 30,000/s');
   await engine.close();
   await store.close();
@@ -111,8 +133,13 @@ for (const [label, open] of [
   const started = performance.now();
   const result = verifyBundle(bundle, { publicKey: bundle.public_key });
   const seconds = (performance.now() - started) / 1_000;
-  if (!result.ok) throw new Error(`bench bundle did not verify: ${JSON.stringify(result.failures.slice(0, 3))}`);
-  report(`verify bundle, ${bundle.records.length} records`, { per_second: Math.round(bundle.records.length / seconds) }, '≥ 200,000 records/s');
+  if (!result.ok)
+    throw new Error(`bench bundle did not verify: ${JSON.stringify(result.failures.slice(0, 3))}`);
+  report(
+    `verify bundle, ${bundle.records.length} records`,
+    { per_second: Math.round(bundle.records.length / seconds) },
+    '≥ 200,000 records/s',
+  );
   await engine.close();
 }
 
