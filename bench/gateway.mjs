@@ -1,0 +1,370 @@
+// Benchmark of the MCP gateway (DESIGN §7: latency added over a direct upstream call, p99 ≤ 0.25 ms
+// at 1,000 calls/s). One upstream MCP server (a one-tool echo server, Streamable HTTP) runs in
+// its own process; the gateway runs in another, in front of it, deciding and recording every
+// call (engine on a MemoryStore, ledger on); this process drives a lean MCP client against both:
+//   1. latency at 1,000 calls/s (`--rate`) and at 100 calls/s (open loop, 2 × 5 s each),
+//      direct and through the gateway, interleaved; the figure is the difference of the
+//      percentiles. A run that cannot hold its rate is marked saturated;
+//   2. highest throughput (closed loop, 16 in flight, 3 s each) through the gateway as a ratio
+//      of direct, and the gateway's CPU time per call.
+// Run after `npm run build`: `node bench/gateway.mjs [--quick] [--rate N] [--json]`
+// (BENCH_CHILD_FLAGS="--cpu-prof" passes flags to the upstream and gateway processes).
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const self = fileURLToPath(import.meta.url);
+const argument = (name) => {
+  const index = process.argv.indexOf(name);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+};
+const role = argument('--role');
+
+async function listen(fetch) {
+  const { serve } = await import('@hono/node-server');
+  const server = serve({ hostname: '127.0.0.1', port: 0, fetch });
+  await new Promise((ready) => server.once('listening', ready));
+  console.log(`PORT ${server.address().port}`);
+  const stop = () => server.close(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.stdin.on('end', stop);
+  process.stdin.resume();
+}
+
+/** The upstream: one tool, `echo`, over stateful Streamable HTTP. */
+async function upstream() {
+  const { randomUUID } = await import('node:crypto');
+  const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
+  const { WebStandardStreamableHTTPServerTransport } = await import(
+    '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+  );
+  const { CallToolRequestSchema, ListToolsRequestSchema, isInitializeRequest } = await import(
+    '@modelcontextprotocol/sdk/types.js'
+  );
+  const sessions = new Map();
+  await listen(async (request) => {
+    const id = request.headers.get('mcp-session-id');
+    if (id)
+      return sessions.get(id)?.handleRequest(request) ?? new Response('unknown session', { status: 404 });
+    const body = await request.json();
+    if (!isInitializeRequest(body)) return new Response('initialize first', { status: 400 });
+    const server = new Server({ name: 'bench-upstream', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [
+        {
+          name: 'echo',
+          description: 'Echoes its text',
+          inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+          annotations: { readOnlyHint: true },
+        },
+      ],
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (call) => ({
+      content: [{ type: 'text', text: String(call.params.arguments?.text ?? '') }],
+    }));
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sessionId) => sessions.set(sessionId, transport),
+    });
+    await server.connect(transport);
+    return transport.handleRequest(request, { parsedBody: body });
+  });
+}
+
+/** The gateway in front of `--upstream`, with an engine on a MemoryStore. */
+async function gateway() {
+  const core = await import('@callgate/core');
+  const { createGateway } = await import('@callgate/mcp-gateway');
+  // The ledger is public API of core once exported there; until then, from its built module.
+  const Ledger = core.Ledger ?? (await import('../packages/core/dist/ledger/ledger.js')).Ledger;
+  const logSignerFromPrivateKey =
+    core.logSignerFromPrivateKey ??
+    (await import('../packages/core/dist/ledger/signed-note.js')).logSignerFromPrivateKey;
+  const store = new core.MemoryStore();
+  const keys = core.generateEd25519KeyPair();
+  const origin = 'bench.local/log';
+  const ledger = await Ledger.open(store, {
+    signer: logSignerFromPrivateKey(origin, keys.privateKey),
+    origin,
+  });
+  const policy = core.loadPolicy(`
+version: 1
+default: deny
+rules:
+  - id: reads
+    match: { annotations: { readOnlyHint: true } }
+    effect: allow
+`);
+  const engine = new core.Engine({ store, ledger, policy });
+  const instance = createGateway({
+    engine,
+    upstreams: [{ name: 'bench', http: { url: argument('--upstream') } }],
+  });
+  const [state] = await instance.start();
+  if (state?.status !== 'connected') throw new Error(`upstream not connected: ${JSON.stringify(state)}`);
+  await listen((request) => instance.handleRequest(request, { principal: 'bench', profile: 'full' }));
+}
+
+function child(args) {
+  const flags = process.env.BENCH_CHILD_FLAGS ? process.env.BENCH_CHILD_FLAGS.split(' ') : [];
+  const process_ = spawn(process.execPath, [...flags, self, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  process_.stderr.on('data', (chunk) => process.stderr.write(`[${args[1]}] ${chunk}`));
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    process_.stdout.on('data', (chunk) => {
+      seen += chunk;
+      const match = /PORT (\d+)/.exec(seen);
+      if (match)
+        resolve({
+          url: `http://127.0.0.1:${match[1]}/mcp`,
+          pid: process_.pid,
+          stop: () => process_.stdin.end(),
+        });
+    });
+    process_.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+}
+
+const percentile = (sorted, p) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+const round = (value) => Math.round(value * 10) / 10;
+
+/**
+ * A lean MCP client over Streamable HTTP (kept-alive node:http, one POST per call, the SSE or
+ * JSON answer read whole): the same for both paths, and light enough that the load generator
+ * is not what limits the rate. Returns `call(i)` resolving with the latency in µs.
+ */
+async function connect(url) {
+  const http = await import('node:http');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  let session;
+  const post = (message, retried = false) =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify(message);
+      const request = http.request(url, {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': Buffer.byteLength(body),
+          'mcp-protocol-version': '2025-11-25',
+          ...(session ? { 'mcp-session-id': session } : {}),
+        },
+      });
+      request.once('error', (error) => {
+        // A kept-alive connection the server closed while idle: send again, once.
+        if (request.reusedSocket && error.code === 'ECONNRESET' && !retried)
+          post(message, true).then(resolve, reject);
+        else reject(error);
+      });
+      request.once('response', (response) => {
+        session ??= response.headers['mcp-session-id'];
+        const chunks = [];
+        response.on('data', (chunk) => chunks.push(chunk));
+        response.once('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (response.statusCode >= 400) return reject(new Error(`HTTP ${response.statusCode}: ${text}`));
+          if (!('id' in message)) return resolve(undefined);
+          const lines = text.startsWith('{')
+            ? [text]
+            : text
+                .split('\n')
+                .filter((line) => line.startsWith('data: '))
+                .map((line) => line.slice(6));
+          const answer = lines.map((line) => JSON.parse(line)).find((item) => item.id === message.id);
+          if (!answer || answer.error || answer.result?.isError) reject(new Error(`call failed: ${text}`));
+          else resolve(answer.result);
+        });
+      });
+      request.end(body);
+    });
+  await post({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'bench-client', version: '1.0.0' },
+    },
+  });
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  let id = 1;
+  const call = async (i) => {
+    const t0 = process.hrtime.bigint();
+    await post({
+      jsonrpc: '2.0',
+      id: id++,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: `call ${i}` } },
+    });
+    return Number(process.hrtime.bigint() - t0) / 1e3;
+  };
+  for (let i = 0; i < 500; i++) await call(i); // warm-up
+  return { call, close: () => agent.destroy() };
+}
+
+/** Open loop: `rate` calls per second for `seconds`; latencies in µs, and how many failed. */
+async function openLoop(call, rate, seconds) {
+  const total = Math.round(rate * seconds);
+  const samples = [];
+  const pending = [];
+  let failed = 0;
+  const started = process.hrtime.bigint();
+  let sent = 0;
+  while (sent < total) {
+    const due = Number(process.hrtime.bigint() - started) / 1e9;
+    while (sent < total && sent / rate <= due) {
+      pending.push(
+        call(sent++).then(
+          (us) => samples.push(us),
+          () => failed++,
+        ),
+      );
+    }
+    await new Promise((wake) => setTimeout(wake, 1));
+  }
+  await Promise.all(pending);
+  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  return { samples, failed, achieved: samples.length / elapsed };
+}
+
+/** Closed loop: `concurrency` callers for `seconds`; returns calls per second. */
+async function closedLoop(call, concurrency, seconds) {
+  const deadline = performance.now() + seconds * 1_000;
+  let count = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        if (
+          await call(count).then(
+            () => true,
+            () => false,
+          )
+        )
+          count++;
+      }
+    }),
+  );
+  return count / ((performance.now() - started) / 1_000);
+}
+
+/** CPU time (user + system) of process `pid` in ms, from /proc (Linux); undefined elsewhere. */
+async function cpuMs(pid) {
+  try {
+    const { readFile } = await import('node:fs/promises');
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+function summary(run) {
+  const sorted = Float64Array.from(run.samples).sort();
+  return {
+    p50_us: round(percentile(sorted, 50)),
+    p99_us: round(percentile(sorted, 99)),
+    calls: sorted.length,
+    failed: run.failed,
+    achieved_per_second: Math.round(run.achieved),
+  };
+}
+
+async function main() {
+  const quick = process.argv.includes('--quick');
+  const rate = Number(argument('--rate') ?? 1_000);
+  const up = await child(['--role', 'upstream']);
+  const gw = await child(['--role', 'gateway', '--upstream', up.url]);
+  const direct = await connect(up.url);
+  const through = await connect(gw.url);
+  const seconds = quick ? 2 : 5;
+  const rounds = quick ? 1 : 2;
+  const result = { rate_per_second: rate, node: process.version };
+  for (const [label, callsPerSecond] of [
+    ['at_rate', rate],
+    ['at_100_per_second', 100],
+  ]) {
+    const runs = {
+      direct: { samples: [], failed: 0, achieved: 0 },
+      gateway: { samples: [], failed: 0, achieved: 0 },
+    };
+    for (let round_ = 0; round_ < rounds; round_++) {
+      for (const [name, client] of [
+        ['direct', direct],
+        ['gateway', through],
+      ]) {
+        const run = await openLoop(client.call, callsPerSecond, seconds);
+        runs[name].samples.push(...run.samples);
+        runs[name].failed += run.failed;
+        runs[name].achieved += run.achieved / rounds;
+      }
+    }
+    const d = summary(runs.direct);
+    const g = summary(runs.gateway);
+    result[label] = {
+      direct: d,
+      gateway: g,
+      added: { p50_us: round(g.p50_us - d.p50_us), p99_us: round(g.p99_us - d.p99_us) },
+      saturated:
+        g.failed > 0 ||
+        d.failed > 0 ||
+        g.achieved_per_second < callsPerSecond * 0.95 ||
+        d.achieved_per_second < callsPerSecond * 0.95,
+    };
+  }
+  const throughputSeconds = quick ? 1.5 : 3;
+  const directRate = await closedLoop(direct.call, 16, throughputSeconds);
+  const cpuBefore = await cpuMs(gw.pid);
+  const gatewayRate = await closedLoop(through.call, 16, throughputSeconds);
+  const cpuAfter = await cpuMs(gw.pid);
+  result.max_throughput = {
+    direct_per_second: Math.round(directRate),
+    gateway_per_second: Math.round(gatewayRate),
+    ratio: Math.round((gatewayRate / directRate) * 100) / 100,
+  };
+  if (cpuBefore !== undefined && cpuAfter !== undefined) {
+    result.gateway_cpu_us_per_call = Math.round(
+      ((cpuAfter - cpuBefore) * 1000) / (gatewayRate * throughputSeconds),
+    );
+  }
+  result.target = 'added p99 ≤ 250 µs at 1,000 calls/s (DESIGN §7)';
+  direct.close();
+  through.close();
+  gw.stop();
+  up.stop();
+  if (process.argv.includes('--json')) {
+    console.log(JSON.stringify(result, null, 2));
+    return;
+  }
+  const line = (label, value) => console.log(`${label.padEnd(52)}${String(value).padStart(20)}`);
+  console.log(
+    'MCP gateway benchmark — tools/call through the gateway vs the same upstream directly (Streamable HTTP)',
+  );
+  for (const [label, name] of [
+    ['at_rate', `${rate}/s`],
+    ['at_100_per_second', '100/s'],
+  ]) {
+    const figures = result[label];
+    line(`direct p50 / p99 µs at ${name}`, `${figures.direct.p50_us} / ${figures.direct.p99_us}`);
+    line(`gateway p50 / p99 µs at ${name}`, `${figures.gateway.p50_us} / ${figures.gateway.p99_us}`);
+    line(`added by the gateway p50 / p99 µs at ${name}`, `${figures.added.p50_us} / ${figures.added.p99_us}`);
+    line(
+      `achieved rate direct / gateway at ${name}`,
+      `${figures.direct.achieved_per_second} / ${figures.gateway.achieved_per_second}${figures.saturated ? ' (saturated)' : ''}`,
+    );
+  }
+  line(
+    'max throughput direct / gateway (calls/s, 16 in flight)',
+    `${result.max_throughput.direct_per_second} / ${result.max_throughput.gateway_per_second}`,
+  );
+  line('gateway throughput as a ratio of direct', result.max_throughput.ratio);
+  if (result.gateway_cpu_us_per_call !== undefined)
+    line('gateway CPU per call (µs)', result.gateway_cpu_us_per_call);
+  console.log(`target: ${result.target}`);
+}
+
+if (role === 'upstream') await upstream();
+else if (role === 'gateway') await gateway();
+else await main();

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { parseUpstreams, trustOf } from './config.js';
+
+describe('parseUpstreams', () => {
+  it('reads stdio and http upstreams and normalizes the timeout', () => {
+    const upstreams = parseUpstreams([
+      {
+        name: 'files',
+        stdio: { command: 'npx', args: ['-y', 'server'], env: { A: '1' }, cwd: '/tmp' },
+        timeout: '30s',
+      },
+      {
+        name: 'web',
+        http: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer x' } },
+        trust: 'untrusted',
+        prefix: true,
+      },
+      {
+        name: 'mixed',
+        http: { url: 'http://127.0.0.1:3000/mcp' },
+        trust: { default: 'untrusted', tools: { safe: 'trusted' } },
+        timeout: 1500,
+      },
+    ]);
+    expect(upstreams[0]).toEqual({
+      name: 'files',
+      stdio: { command: 'npx', args: ['-y', 'server'], env: { A: '1' }, cwd: '/tmp' },
+      timeoutMs: 30_000,
+    });
+    expect(upstreams[1]?.prefix).toBe(true);
+    expect(upstreams[2]?.timeoutMs).toBe(1500);
+    expect(trustOf(upstreams[0] as never, 'anything')).toBe('trusted');
+    expect(trustOf(upstreams[1] as never, 'anything')).toBe('untrusted');
+    expect(trustOf(upstreams[2] as never, 'safe')).toBe('trusted');
+    expect(trustOf(upstreams[2] as never, 'other')).toBe('untrusted');
+    expect(parseUpstreams(undefined)).toEqual([]);
+  });
+
+  it('names the offending entry and field', () => {
+    expect(() => parseUpstreams([{ name: 'a', stdio: { command: 'x' }, http: { url: 'http://x' } }])).toThrow(
+      /upstreams\.0: set exactly one of `stdio` and `http`/,
+    );
+    expect(() => parseUpstreams([{ name: 'a b', stdio: { command: 'x' } }])).toThrow(/upstreams\.0\.name/);
+    expect(() => parseUpstreams([{ name: 'a__b', stdio: { command: 'x' } }])).toThrow(
+      /must not contain "__"/,
+    );
+    expect(() => parseUpstreams([{ name: 'a', http: { url: 'ftp://x' } }])).toThrow(
+      /upstreams\.0\.http\.url/,
+    );
+    expect(() => parseUpstreams([{ name: 'a', stdio: { command: 'x' }, colour: 'red' }])).toThrow(
+      /upstreams\.0/,
+    );
+    expect(() => parseUpstreams([{ name: 'a', stdio: { command: 'x' }, timeout: 'soon' }])).toThrow(
+      /not a duration/,
+    );
+    expect(() =>
+      parseUpstreams([
+        { name: 'a', stdio: { command: 'x' } },
+        { name: 'a', stdio: { command: 'y' } },
+      ]),
+    ).toThrow(/upstreams\.1\.name: a is used twice/);
+    expect(() => parseUpstreams({ a: 1 })).toThrow(/must be a list/);
+  });
+});

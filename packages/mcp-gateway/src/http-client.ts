@@ -1,0 +1,333 @@
+// The client side of MCP Streamable HTTP (MCP 2025-11-25 transports) the gateway reaches
+// upstreams with: node:http(s) with kept-alive connections, a request in one write, server-sent
+// events parsed straight from the socket. It does what the SDK's client transport does for an
+// upstream that needs no OAuth: session id, protocol version header, the standalone GET stream,
+// resumption after a dropped stream (Last-Event-ID, the server's `retry`), DELETE on close.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const DEFAULT_RETRY_MS = 1_000;
+const MAX_RESUMES = 5;
+const MAX_GET_BACKOFF_MS = 30_000;
+
+interface SseEvent {
+  id?: string;
+  event: string;
+  data: string;
+}
+
+/** Splits a server-sent event stream (WHATWG HTML §9.2) into events; `retry` updates the delay. */
+function readEvents(
+  incoming: IncomingMessage,
+  onEvent: (event: SseEvent) => void,
+  onRetry: (ms: number) => void,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    let event: { id?: string; event?: string; data: string[] } = { data: [] };
+    const line = (text: string) => {
+      if (text === '') {
+        if (event.data.length > 0)
+          onEvent({
+            ...(event.id !== undefined ? { id: event.id } : {}),
+            event: event.event ?? 'message',
+            data: event.data.join('\n'),
+          });
+        else if (event.id !== undefined) onEvent({ id: event.id, event: event.event ?? 'message', data: '' });
+        event = { data: [] };
+        return;
+      }
+      if (text.startsWith(':')) return;
+      const colon = text.indexOf(':');
+      const field = colon < 0 ? text : text.slice(0, colon);
+      let value = colon < 0 ? '' : text.slice(colon + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'data') event.data.push(value);
+      else if (field === 'event') event.event = value;
+      else if (field === 'id' && !value.includes('\u0000')) event.id = value;
+      else if (field === 'retry' && /^\d+$/.test(value)) onRetry(Number(value));
+    };
+    incoming.setEncoding('utf8');
+    incoming.on('data', (chunk: string) => {
+      buffer += chunk;
+      let index = buffer.search(/\r\n|\r|\n/);
+      while (index >= 0) {
+        const length = buffer[index] === '\r' && buffer[index + 1] === '\n' ? 2 : 1;
+        line(buffer.slice(0, index));
+        buffer = buffer.slice(index + length);
+        index = buffer.search(/\r\n|\r|\n/);
+      }
+    });
+    incoming.once('end', () => resolve());
+    incoming.once('error', reject);
+    incoming.once('aborted', () => reject(new Error('the stream was aborted')));
+  });
+}
+
+function readText(incoming: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    incoming.once('error', reject);
+  });
+}
+
+/** An upstream answered with an HTTP error. */
+export class UpstreamHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UpstreamHttpError';
+  }
+}
+
+/** A Streamable HTTP client transport over node:http(s). See the file header. */
+export class HttpClientTransport implements Transport {
+  readonly #url: URL;
+  readonly #headers: Record<string, string>;
+  readonly #agent: HttpAgent;
+  readonly #requests = new Set<ReturnType<typeof httpRequest>>();
+  #protocolVersion?: string;
+  #retryMs = DEFAULT_RETRY_MS;
+  #closed = false;
+  #delivering: Promise<unknown> = Promise.resolve();
+  sessionId?: string;
+  onmessage?: (message: JSONRPCMessage) => void;
+  onerror?: (error: Error) => void;
+  onclose?: () => void;
+
+  constructor(url: URL, headers: Record<string, string> = {}) {
+    this.#url = url;
+    this.#headers = headers;
+    this.#agent =
+      url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  }
+
+  async start(): Promise<void> {}
+
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version;
+  }
+
+  #open(
+    method: string,
+    headers: Record<string, string>,
+    body?: string,
+    retried = false,
+  ): Promise<IncomingMessage> {
+    const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      if (this.#closed) {
+        reject(new Error('the transport is closed'));
+        return;
+      }
+      const request = send(this.#url, {
+        method,
+        agent: this.#agent,
+        headers: {
+          ...this.#headers,
+          ...headers,
+          ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
+          ...(this.#protocolVersion ? { 'mcp-protocol-version': this.#protocolVersion } : {}),
+          ...(body !== undefined
+            ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }
+            : {}),
+        },
+      });
+      this.#requests.add(request);
+      request.once('close', () => this.#requests.delete(request));
+      request.once('response', resolve);
+      request.once('error', (error: NodeJS.ErrnoException) => {
+        // A kept-alive connection the server closed while idle fails before any answer: the
+        // request never reached the server, so it is sent again, once, on a fresh connection.
+        if (request.reusedSocket && error.code === 'ECONNRESET' && !retried) {
+          this.#open(method, headers, body, true).then(resolve, reject);
+        } else {
+          reject(error);
+        }
+      });
+      request.end(body);
+    });
+  }
+
+  /**
+   * Hands the messages of one event to the client after those of the events before it, each in
+   * its own microtask: the SDK's client handles a notification a microtask late, so a progress
+   * notification delivered in the same turn as its request's response would find its handler gone.
+   */
+  #enqueue(data: string, answered?: (ids: Array<string | number>) => void): void {
+    this.#delivering = this.#delivering.then(() => {
+      const ids = this.#deliver(data);
+      answered?.(ids);
+    });
+  }
+
+  /** Hands each JSON-RPC message in `data` to the client; returns the ids of the responses among them. */
+  #deliver(data: string): Array<string | number> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch (error) {
+      this.onerror?.(new Error(`the upstream sent an event that is not JSON: ${String(error)}`));
+      return [];
+    }
+    const answered: Array<string | number> = [];
+    for (const item of Array.isArray(parsed) ? parsed : [parsed]) {
+      const message = JSONRPCMessageSchema.safeParse(item);
+      if (!message.success) {
+        this.onerror?.(new Error('the upstream sent a message that is not JSON-RPC'));
+        continue;
+      }
+      const value = message.data as { id?: string | number; method?: string };
+      if (value.id !== undefined && value.method === undefined) answered.push(value.id);
+      this.onmessage?.(message.data);
+    }
+    return answered;
+  }
+
+  /**
+   * Reads an event stream until it ends; when it ends before `waiting` (the ids of the requests
+   * it answers) are all answered, resumes it with GET and Last-Event-ID.
+   */
+  async #follow(incoming: IncomingMessage, waiting: Set<string | number>): Promise<void> {
+    let lastEventId: string | undefined;
+    let current = incoming;
+    for (let resumes = 0; ; resumes++) {
+      await readEvents(
+        current,
+        (event) => {
+          if (event.id !== undefined) lastEventId = event.id;
+          if (event.event !== 'message' || event.data === '') return;
+          this.#enqueue(event.data, (ids) => {
+            for (const id of ids) waiting.delete(id);
+          });
+        },
+        (ms) => {
+          this.#retryMs = ms;
+        },
+      );
+      await this.#delivering;
+      if (waiting.size === 0 || this.#closed) return;
+      if (lastEventId === undefined || resumes >= MAX_RESUMES) {
+        throw new Error('the upstream closed its event stream before answering');
+      }
+      await new Promise((wake) => setTimeout(wake, this.#retryMs));
+      current = await this.#open('GET', { accept: 'text/event-stream', 'last-event-id': lastEventId });
+      if (current.statusCode !== 200) {
+        current.resume();
+        throw new UpstreamHttpError(
+          current.statusCode ?? 0,
+          `resuming the event stream failed: HTTP ${current.statusCode}`,
+        );
+      }
+    }
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    const incoming = await this.#open(
+      'POST',
+      { accept: 'application/json, text/event-stream' },
+      JSON.stringify(message),
+    );
+    const session = incoming.headers['mcp-session-id'];
+    if (typeof session === 'string' && session) this.sessionId = session;
+    const status = incoming.statusCode ?? 0;
+    if (status === 202) {
+      incoming.resume();
+      if ('method' in message && message.method === 'notifications/initialized') this.#listen(0);
+      return;
+    }
+    if (status === 404 && this.sessionId && !('method' in message && message.method === 'initialize')) {
+      // The upstream forgot the session (it restarted): the client must connect afresh.
+      incoming.resume();
+      queueMicrotask(() => this.close().catch(() => {}));
+      throw new UpstreamHttpError(status, 'the upstream no longer knows this session');
+    }
+    if (status < 200 || status >= 300) {
+      const text = await readText(incoming).catch(() => '');
+      throw new UpstreamHttpError(
+        status,
+        `the upstream answered HTTP ${status}${text ? `: ${text.slice(0, 500)}` : ''}`,
+      );
+    }
+    const type = String(incoming.headers['content-type'] ?? '');
+    if (type.startsWith('application/json')) {
+      const text = await readText(incoming);
+      if (text.trim()) this.#enqueue(text);
+      return;
+    }
+    if (!type.startsWith('text/event-stream')) {
+      incoming.resume();
+      throw new UpstreamHttpError(status, `the upstream answered with ${type || 'no content type'}`);
+    }
+    const waiting = new Set<string | number>('id' in message && 'method' in message ? [message.id] : []);
+    this.#follow(incoming, waiting).catch((error: Error) => {
+      if (!this.#closed) this.onerror?.(error);
+    });
+  }
+
+  /** The standalone GET stream (server notifications and requests), reopened with a backoff. */
+  #listen(attempt: number): void {
+    if (this.#closed) return;
+    this.#open('GET', { accept: 'text/event-stream' })
+      .then(
+        async (incoming) => {
+          if (incoming.statusCode === 405) {
+            incoming.resume();
+            return;
+          }
+          if (incoming.statusCode !== 200) {
+            incoming.resume();
+            throw new UpstreamHttpError(
+              incoming.statusCode ?? 0,
+              `the upstream refused its event stream: HTTP ${incoming.statusCode}`,
+            );
+          }
+          await readEvents(
+            incoming,
+            (event) => {
+              if (event.event === 'message' && event.data !== '') this.#enqueue(event.data);
+            },
+            (ms) => {
+              this.#retryMs = ms;
+            },
+          );
+          this.#relisten(0);
+        },
+        () => this.#relisten(attempt + 1),
+      )
+      .catch(() => this.#relisten(attempt + 1));
+  }
+
+  #relisten(attempt: number): void {
+    if (this.#closed) return;
+    const delay = Math.min(MAX_GET_BACKOFF_MS, this.#retryMs * 2 ** attempt);
+    setTimeout(() => this.#listen(attempt), delay).unref?.();
+  }
+
+  /** Ends the session (DELETE, best effort) and every open request. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    const session = this.sessionId;
+    this.sessionId = undefined;
+    if (session) {
+      await Promise.race([
+        this.#open('DELETE', { 'mcp-session-id': session }).then(
+          (incoming) => incoming.resume(),
+          () => {},
+        ),
+        new Promise((wake) => setTimeout(wake, 1_000).unref?.()),
+      ]);
+    }
+    this.#closed = true;
+    for (const request of this.#requests) request.destroy();
+    this.#requests.clear();
+    this.#agent.destroy();
+    this.onclose?.();
+  }
+}

@@ -1,0 +1,243 @@
+// MCP Streamable HTTP (MCP 2025-11-25 transports) for the gateway: stateful sessions keyed by
+// `Mcp-Session-Id`, each bound to the principal and profile that opened it, served by the SDK's
+// web-standard transport. A POST's JSON-RPC requests are tied to the HTTP request, so a client
+// that drops the connection cancels them (and withdraws approvals they wait for).
+import { randomUUID } from 'node:crypto';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  isInitializeRequest,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { GatewayContext, SessionContext } from './context.js';
+import { GatewaySession } from './session.js';
+
+/** Options of the HTTP side of the gateway. */
+export interface HttpOptions {
+  /** Accepted `Host` header values (host names, with or without port); unset accepts any. */
+  allowedHosts?: readonly string[];
+  /** Accepted `Origin` header values (e.g. `http://localhost:5173`); unset accepts any. */
+  allowedOrigins?: readonly string[];
+  /** Largest accepted POST body, in bytes. Default 4 MiB. */
+  maxBodyBytes?: number;
+}
+
+const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
+
+function jsonError(status: number, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'Content-Type': 'application/json' },
+  });
+}
+
+async function readBody(request: Request, limit: number): Promise<{ text?: string; tooLarge?: boolean }> {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared)) {
+    // A declared length is enforced by the HTTP parser; `text()` takes the server's fast path.
+    return declared > limit ? { tooLarge: true } : { text: await request.text() };
+  }
+  if (!request.body) return { text: '' };
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return { tooLarge: true };
+    }
+    chunks.push(value);
+  }
+  return { text: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** How long a POST's event stream may stay silent before its headers are sent anyway, in ms. */
+const COALESCE_MS = 25;
+
+/**
+ * A POST answered with an event stream that ends almost at once (the usual tool call: one
+ * event, the result) is sent as one buffered body, in one write; a stream still open after
+ * its first event or silent for {@link COALESCE_MS} is streamed as it comes.
+ */
+async function coalesce(response: Response): Promise<Response> {
+  const body = response.body;
+  if (!body || !response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+  const reader = body.getReader();
+  type Read = Awaited<ReturnType<typeof reader.read>>;
+  const chunks: Uint8Array[] = [];
+  let pending: Promise<Read> | undefined = reader.read();
+  for (let round = 0; round < 2 && pending; round++) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const silent = new Promise<undefined>((wake) => {
+      if (round === 0) timer = setTimeout(() => wake(undefined), COALESCE_MS);
+      else setImmediate(() => wake(undefined));
+    });
+    const next: Read | undefined = await Promise.race([pending, silent]);
+    clearTimeout(timer);
+    if (!next) break;
+    if (next.done) {
+      return new Response(Buffer.concat(chunks).toString('utf8'), {
+        status: response.status,
+        headers: response.headers,
+      });
+    }
+    chunks.push(next.value);
+    pending = reader.read();
+  }
+  const rest = pending;
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      const next = await rest;
+      if (!next) return;
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async pull(controller) {
+      const next = await reader.read();
+      if (next.done) controller.close();
+      else controller.enqueue(next.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(stream, { status: response.status, headers: response.headers });
+}
+
+function hostAllowed(allowed: readonly string[], host: string | null): boolean {
+  if (!host) return false;
+  const lower = host.toLowerCase();
+  const name = lower.startsWith('[') ? lower.slice(0, lower.indexOf(']') + 1) : lower.split(':')[0];
+  return allowed.some((entry) => {
+    const wanted = entry.toLowerCase();
+    return wanted === lower || wanted === name;
+  });
+}
+
+/** True when the policy defines `profile`, or it is the built-in `full`. */
+export function knownProfile(context: GatewayContext, profile: string): boolean {
+  return profile === 'full' || Object.hasOwn(context.engine.policy.profiles, profile);
+}
+
+/** The gateway's Streamable HTTP sessions. */
+export class HttpSessions {
+  readonly #context: GatewayContext;
+  readonly #options: HttpOptions;
+  readonly #byId = new Map<
+    string,
+    { session: GatewaySession; transport: WebStandardStreamableHTTPServerTransport }
+  >();
+
+  constructor(context: GatewayContext, options: HttpOptions) {
+    this.#context = context;
+    this.#options = options;
+  }
+
+  /** Forgets a session that ended. */
+  forget(session: GatewaySession): void {
+    if (session.sessionId) this.#byId.delete(session.sessionId);
+  }
+
+  #rejected(request: Request): Response | undefined {
+    const { allowedHosts, allowedOrigins } = this.#options;
+    if (allowedHosts && !hostAllowed(allowedHosts, request.headers.get('host'))) {
+      return jsonError(403, -32000, 'Forbidden: this Host is not accepted');
+    }
+    const origin = request.headers.get('origin');
+    if (allowedOrigins && origin && !allowedOrigins.includes(origin)) {
+      return jsonError(403, -32000, 'Forbidden: this Origin is not accepted');
+    }
+    return undefined;
+  }
+
+  async #parse(request: Request): Promise<{ body?: unknown; error?: Response }> {
+    let read: { text?: string; tooLarge?: boolean };
+    try {
+      read = await readBody(request, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY);
+    } catch {
+      return { error: jsonError(400, -32000, 'Bad Request: the body could not be read') };
+    }
+    if (read.tooLarge) return { error: jsonError(413, -32000, 'Payload Too Large') };
+    try {
+      return { body: JSON.parse(read.text ?? '') };
+    } catch {
+      return { error: jsonError(400, -32700, 'Parse error: Invalid JSON') };
+    }
+  }
+
+  /**
+   * Serves one HTTP request of MCP Streamable HTTP for `context` (authenticated by the caller).
+   * A session answers only the principal and profile that opened it (404 otherwise, as for an
+   * unknown session).
+   */
+  async handle(request: Request, context: SessionContext): Promise<Response> {
+    const rejected = this.#rejected(request);
+    if (rejected) return rejected;
+    const id = request.headers.get('mcp-session-id');
+    if (id) {
+      const entry = this.#byId.get(id);
+      if (
+        !entry ||
+        entry.session.principal !== context.principal ||
+        entry.session.profile !== context.profile
+      ) {
+        return jsonError(404, -32001, 'Session not found');
+      }
+      const { session, transport } = entry;
+      session.lastActive = Date.now();
+      if (request.method === 'POST') {
+        const { body, error } = await this.#parse(request);
+        if (error) return error;
+        for (const message of (Array.isArray(body) ? body : [body]) as JSONRPCMessage[]) {
+          // Only tool calls wait long enough (approvals) for a dropped connection to matter.
+          if (isJSONRPCRequest(message) && message.method === 'tools/call')
+            session.watchDisconnect(message.id, request.signal);
+        }
+        return coalesce(await transport.handleRequest(request, { parsedBody: body }));
+      }
+      if (request.method !== 'GET') return transport.handleRequest(request);
+      // An open standalone stream keeps the session alive until the client drops it.
+      const response = await transport.handleRequest(request);
+      if (response.status === 200 && !request.signal.aborted) {
+        session.streams++;
+        request.signal.addEventListener(
+          'abort',
+          () => {
+            session.streams--;
+            session.lastActive = Date.now();
+          },
+          { once: true },
+        );
+      }
+      return response;
+    }
+    if (request.method !== 'POST')
+      return jsonError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    if (!knownProfile(this.#context, context.profile)) {
+      return jsonError(404, -32000, `Not Found: no profile named ${context.profile}`);
+    }
+    const { body, error } = await this.#parse(request);
+    if (error) return error;
+    const messages = (Array.isArray(body) ? body : [body]) as unknown[];
+    if (!messages.some((message) => isInitializeRequest(message))) {
+      return jsonError(400, -32000, 'Bad Request: No valid session ID provided');
+    }
+    const session = new GatewaySession(this.#context, context);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sessionId) => {
+        session.sessionId = sessionId;
+        this.#byId.set(sessionId, { session, transport });
+      },
+    });
+    await session.connect(transport);
+    const response = await transport.handleRequest(request, { parsedBody: body });
+    // An initialization the transport refused leaves a session nobody can reach: end it.
+    if (!session.sessionId) await session.end();
+    return response;
+  }
+}

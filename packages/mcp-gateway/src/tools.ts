@@ -1,0 +1,44 @@
+// `tools/list` and `tools/call` on a session's server.
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { RequestExtra } from './context.js';
+import { paginate } from './pagination.js';
+import type { GatewaySession } from './session.js';
+import { callTool } from './tool-call.js';
+
+/**
+ * `tools/call` as the gateway accepts it: only the tool name is required of the params, so a
+ * malformed `arguments` (e.g. JSON text) reaches the gate and is refused as a tool result.
+ */
+const toolCallRequestSchema = z.object({
+  method: z.literal('tools/call'),
+  params: z.looseObject({
+    name: z.string(),
+    arguments: z.unknown().optional(),
+    _meta: z.looseObject({}).optional(),
+  }),
+});
+
+/** What a `tools/call` request carries, as the gateway reads it. */
+export type ToolCallParams = z.infer<typeof toolCallRequestSchema>['params'];
+
+/** Registers `tools/list` (the profile's tools, paginated) and `tools/call` (the gate). */
+export function registerTools(session: GatewaySession): void {
+  const { server, context } = session;
+  server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+    const tools = context.catalog.forProfile(session.profile).map((tool) => tool.advertised);
+    const { page, nextCursor } = paginate(tools, request.params?.cursor, context.pageSize);
+    return { tools: page as never, ...(nextCursor ? { nextCursor } : {}) };
+  });
+  // The SDK's `Server` wraps a `tools/call` handler to validate requests and results against
+  // its own schemas: the request check would answer malformed arguments with a protocol error,
+  // and the result check would drop fields the upstream sent. The base class registers the
+  // handler as given, so results pass through exactly as the upstream sent them.
+  Protocol.prototype.setRequestHandler.call(
+    server,
+    toolCallRequestSchema as never,
+    ((request: z.infer<typeof toolCallRequestSchema>, extra: RequestExtra) =>
+      callTool(session, request.params, extra)) as never,
+  );
+}
