@@ -60,14 +60,18 @@ export { checkJsonValue, DEFAULT_JSON_LIMITS, parseJsonStrict, readArguments } f
 export type { LedgerOptions } from './ledger/ledger.js';
 export { Ledger } from './ledger/ledger.js';
 export { leafHash, merkleRoot, nodeHash, verifyConsistency, verifyInclusion } from './ledger/merkle.js';
-export type { Checkpoint, LogSigner, VerifierKey } from './ledger/signed-note.js';
+export { policyMetaKey, putPolicyDocument } from './ledger/export.js';
+export { recordCommitments, sealRecord } from './ledger/record.js';
+export type { Checkpoint, LogSigner, Opened, VerifierKey } from './ledger/signed-note.js';
 export {
+  encodeSignerKey,
   encodeVerifierKey,
   formatCheckpoint,
   generateLogSigner,
   logSignerFromPrivateKey,
   openCheckpoint,
   parseCheckpoint,
+  parseSignerKey,
   parseVerifierKey,
   signCheckpoint,
 } from './ledger/signed-note.js';

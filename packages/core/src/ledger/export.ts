@@ -14,7 +14,8 @@ import { canonicalJson, digestOf } from '../json/canonical.js';
 import type { CheckpointRow, Store } from '../store/store.js';
 import { encodeBase64 } from './base64.js';
 import { LEAF_CHUNK } from './frontier-store.js';
-import { consistencyProofFrom, inclusionProofFrom, rootFrom, SubtreeCollector } from './proofs.js';
+import { inclusionRanges } from './merkle.js';
+import { consistencyProofFrom, encodedRanges, rootFrom, SubtreeCollector } from './proofs.js';
 import { hashRecord, recordCommitments } from './record.js';
 import { type LogSigner, openCheckpoint } from './signed-note.js';
 
@@ -111,10 +112,11 @@ export async function exportRunBundle(
       throw new CallgateError('ledger-invalid', `record ${record.seq} does not match its stored leaf hash`);
   }
 
+  const encoded = encodedRanges(source);
   const proofs: InclusionProof[] = records.map((record) => ({
     leaf_index: record.seq,
     tree_size: size,
-    hashes: inclusionProofFrom(source, record.seq, size).map(encodeBase64),
+    hashes: inclusionRanges(record.seq, size).map(([start, end]) => encoded(start, end)),
   }));
   const consistency: ConsistencyProof[] =
     earliest === undefined

@@ -33,7 +33,7 @@ export function emptyRoot(): Buffer {
 /** The largest power of two strictly below `n` (`n` ≥ 2): the split point `k` of RFC 9162 §2.1.1. */
 export function splitPoint(n: number): number {
   if (n < 2) throw new RangeError(`a tree of ${n} leaves has no split point`);
-  if (n - 1 <= 0xffffffff) return 2 ** (31 - Math.clz32(n - 1));
+  if (n - 1 <= 0xffffffff) return 0x80000000 >>> Math.clz32(n - 1);
   let k = 2 ** 32;
   while (k * 2 < n) k *= 2;
   return k;
@@ -41,6 +41,7 @@ export function splitPoint(n: number): number {
 
 /** True when `n` is a power of two (1, 2, 4, ...). */
 function isPowerOfTwo(n: number): boolean {
+  if (n >= 1 && n <= 0x40000000) return (n & (n - 1)) === 0;
   return n >= 1 && splitPoint(n + 1) === n;
 }
 
@@ -205,7 +206,7 @@ export function perfectSubtrees(start: number, end: number): Array<readonly [lev
   while (at < end) {
     const length = end - at;
     const size = isPowerOfTwo(length) ? length : splitPoint(length);
-    const level = Math.round(Math.log2(size));
+    const level = size <= 0x40000000 ? 31 - Math.clz32(size) : Math.round(Math.log2(size));
     pieces.push([level, at / size]);
     at += size;
   }

@@ -1,6 +1,7 @@
 // Building RFC 9162 inclusion and consistency proofs from perfect subtree hashes: either a whole
 // tree in memory (MerkleTree) or only the subtrees some proofs need, gathered while streaming the
 // leaves once (SubtreeCollector), which is how a ledger export proves a run inside a large log.
+import { encodeBase64 } from './base64.js';
 import {
   CompactRange,
   consistencyRanges,
@@ -16,6 +17,28 @@ import {
 /** PATH(index, D[size]) of RFC 9162 §2.1.3.1 from `source`. 32-byte hashes, leaf side first. */
 export function inclusionProofFrom(source: SubtreeSource, index: number, size: number): Uint8Array[] {
   return inclusionRanges(index, size).map(([start, end]) => rangeHash(source, start, end));
+}
+
+/**
+ * The base64 hash of a proof range, remembered: proofs of neighbouring leaves share most of their
+ * ranges (and right-edge ranges take several node hashes each).
+ */
+export function encodedRanges(source: SubtreeSource): (start: number, end: number) => string {
+  const perfect = new Map<number, string>();
+  const folded = new Map<string, string>();
+  return (start, end) => {
+    const length = end - start;
+    const isPerfect = length <= 0x40000000 && (length & (length - 1)) === 0;
+    // A perfect range's key: start·64 + level (exact below 2^47 leaves).
+    const key = isPerfect ? start * 64 + (31 - Math.clz32(length)) : `${start}:${end}`;
+    const memo = (isPerfect ? perfect : folded) as Map<number | string, string>;
+    let text = memo.get(key);
+    if (text === undefined) {
+      text = encodeBase64(rangeHash(source, start, end));
+      memo.set(key, text);
+    }
+    return text;
+  };
 }
 
 /** PROOF(fromSize, D[toSize]) of RFC 9162 §2.1.4.1 from `source`. 32-byte hashes. */

@@ -5,7 +5,7 @@ import { sha256 } from '../crypto.js';
 import { canonicalJson } from '../json/canonical.js';
 import { fastCanonicalJson } from './fast-canonical.js';
 import { leafHash } from './merkle.js';
-import { hashRecord, sealRecord } from './record.js';
+import { buildRecord, hashRecord, recordCommitments, sealRecord } from './record.js';
 
 const outcome = (run: () => string): { ok: true; value: string } | { ok: false; message: string } => {
   try {
@@ -75,5 +75,63 @@ describe('sealRecord', () => {
 
   it('refuses a value without canonical JSON', () => {
     expect(() => hashRecord({ ...record, calls: Number.NaN })).toThrow(/canonical/);
+  });
+});
+
+describe('buildRecord', () => {
+  it('orders keys as RFC 8785 does, the ledger fields winning and undefined values left out', () => {
+    const body = { type: 'run-end', status: 'completed', calls: 2, seq: 99, extra: undefined } as never;
+    const record = buildRecord(body, [null, 'run-1', 0, 7, 1_760_000_000_000, 1]);
+    expect(Object.keys(record)).toEqual([
+      'calls',
+      'prev',
+      'run_id',
+      'run_seq',
+      'seq',
+      'status',
+      'ts',
+      'type',
+      'v',
+    ]);
+    expect(record).toMatchObject({ seq: 7, prev: null, v: 1 });
+    expect(JSON.stringify(record)).toBe(canonicalJson(record));
+    // The same keys in another order, and a second body of the same shape, use the right layout.
+    const again = buildRecord({ calls: 3, status: 'failed', type: 'run-end' } as never, [
+      'sha256:x',
+      'r',
+      1,
+      8,
+      5,
+      1,
+    ]);
+    expect(again).toMatchObject({ calls: 3, status: 'failed', prev: 'sha256:x', seq: 8 });
+  });
+});
+
+describe('recordCommitments', () => {
+  it('lists the commitments of each kind of record', () => {
+    const digest = (n: number) => `sha256:${String(n).repeat(64)}`;
+    const base = { v: 1, seq: 0, run_id: 'r', run_seq: 0, ts: 0, prev: null } as const;
+    expect(
+      recordCommitments({
+        ...base,
+        type: 'model-message',
+        role: 'assistant',
+        content_commitment: digest(1),
+        tool_calls: [{ call_id: 'c', minted: false, tool: 't', arguments_commitment: digest(2) }],
+      }),
+    ).toEqual([digest(1), digest(2)]);
+    expect(
+      recordCommitments({
+        ...base,
+        type: 'mcp-exchange',
+        method: 'resources/read',
+        upstream: 'u',
+        target: null,
+        params_commitment: digest(3),
+        result_commitment: null,
+      }),
+    ).toEqual([digest(3)]);
+    expect(recordCommitments({ ...base, type: 'run-end', status: 'completed', calls: 0 })).toEqual([]);
   });
 });
