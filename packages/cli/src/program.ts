@@ -4,6 +4,7 @@ import { registerApprovalsCommands } from './commands/approvals.js';
 import { runDemo } from './commands/demo.js';
 import { registerKeysCommands } from './commands/keys.js';
 import { runExport, runRunsList, runRunsShow } from './commands/ledger.js';
+import { registerMcpCommand } from './commands/mcp.js';
 import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 
@@ -100,6 +101,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
 
   const commandContext = { print, setExitCode, exitCodes: EXIT_CODES };
   registerServeCommand(program, commandContext);
+  registerMcpCommand(program, commandContext);
   registerKeysCommands(program, commandContext);
   registerApprovalsCommands(program, commandContext);
 

@@ -34,29 +34,18 @@ function runOfRequest(session: GatewaySession, extra: RequestExtra): string | un
  * digest, unexpired and unused, in a run of the session's principal — the run the client named
  * (`X-Callgate-Run`) when it named one, else any. A run of another principal is never matched.
  */
-async function consumeOutstanding(
+function consumeOutstanding(
   session: GatewaySession,
   tool: string,
   digest: string,
   runId: string | undefined,
 ): Promise<StoredGrant | undefined> {
-  const { engine } = session.context;
-  const now = Date.now();
-  const grants = await engine.store.findGrants({
+  return session.context.engine.consumeOutstandingGrant({
     tool,
     arguments_digest: digest,
-    now,
+    principal: session.principal,
     ...(runId ? { run_id: runId } : {}),
   });
-  const principals = new Map<string, string | undefined>();
-  for (const grant of grants) {
-    if (!principals.has(grant.run_id))
-      principals.set(grant.run_id, (await engine.store.getRun(grant.run_id))?.principal);
-    if (principals.get(grant.run_id) !== session.principal) continue;
-    const consumed = await engine.store.consumeGrant(grant.token_hash, now);
-    if (consumed) return consumed;
-  }
-  return undefined;
 }
 
 /** The arguments without the policy's scrubbed parameters (never forwarded from a client). */

@@ -1,6 +1,8 @@
 import { type Engine, type Logger, silentLogger } from '@callgate/core';
+import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
 import { Hono } from 'hono';
+import { DEFAULT_MCP_PROFILE } from './config.js';
 import { errorResponseOf } from './http/errors.js';
 import { Lifecycle } from './lifecycle.js';
 import { openApiDocument } from './openapi.js';
@@ -8,6 +10,7 @@ import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { mountRoutes, type Route } from './routes/define.js';
 import { ledgerRoutes } from './routes/ledger.js';
+import { mountMcp } from './routes/mcp.js';
 import { runRoutes } from './routes/runs.js';
 import { ServerContext } from './server-context.js';
 import { mountUi, uiErrorResponse } from './ui/routes.js';
@@ -30,6 +33,14 @@ export interface AppOptions {
   clock?: () => number;
   /** The `fetch` the webhook posts with (tests). Default: the global one. */
   fetch?: typeof fetch;
+  /**
+   * The MCP gateway (from `@callgate/mcp-gateway`, on this same engine, already started), served
+   * over Streamable HTTP at `/mcp` and `/mcp/<profile>` to agent and admin keys. The server
+   * closes it on shutdown, before the engine.
+   */
+  gateway?: Gateway;
+  /** The profile of `/mcp` (a path naming none). Default `full` (every tool). */
+  defaultProfile?: string;
 }
 
 interface AppInternals {
@@ -53,7 +64,8 @@ function apiRoutes(server: ServerContext): Route[] {
 
 /**
  * The callgate server as a Hono app: the JSON API under `/v1` (OpenAPI 3.1 at
- * `/v1/openapi.json`), the web UI under `/ui`, and the webhook approval port when configured.
+ * `/v1/openapi.json`), the web UI under `/ui`, the MCP gateway at `/mcp` when one is given, and
+ * the webhook approval port when configured.
  * Serve it with `startServer`, or call `app.request()` in tests.
  *
  * Every 4xx/5xx of the API is `{"error": {"kind", "message"}}`; the UI answers errors with an
@@ -70,6 +82,7 @@ export function createApp(options: AppOptions): Hono {
     logger,
     clock,
     lifecycle,
+    ...(options.gateway ? { gateway: options.gateway } : {}),
   });
   const sessions = new SessionStore({
     clock,
@@ -100,6 +113,7 @@ export function createApp(options: AppOptions): Hono {
   app.get('/v1/openapi.json', (c) => c.json(document));
   mountRoutes(app, server, routes);
   mountUi(app, server, sessions);
+  if (options.gateway) mountMcp(app, server, options.gateway, options.defaultProfile ?? DEFAULT_MCP_PROFILE);
 
   app.notFound((c) => {
     const error = new CallgateError('not-found', `no route ${c.req.method} ${c.req.path}`);

@@ -51,4 +51,61 @@ describe('callgate.yaml', () => {
       message: expect.stringContaining('MISSING'),
     });
   });
+
+  it('reads upstreams (cwd resolved against the file’s folder, which is its default) and mcp.default_profile', async () => {
+    const dir = await folder();
+    await writeFile(
+      join(dir, 'callgate.yaml'),
+      [
+        'upstreams:',
+        '  - name: files',
+        '    stdio: { command: npx, args: [-y, "@modelcontextprotocol/server-filesystem", ./shared] }',
+        '  - name: local',
+        '    stdio: { command: ./bin/server, cwd: tools }',
+        '  - name: web',
+        '    http: { url: "https://mcp.example.com/mcp" }',
+        '    trust: untrusted',
+        '    timeout: 30s',
+        'mcp: { default_profile: observe }',
+      ].join('\n'),
+    );
+    const config = await readServerConfig(join(dir, 'callgate.yaml'));
+    expect(config.upstreams).toEqual([
+      {
+        name: 'files',
+        stdio: {
+          command: 'npx',
+          args: ['-y', '@modelcontextprotocol/server-filesystem', './shared'],
+          cwd: dir,
+        },
+      },
+      { name: 'local', stdio: { command: './bin/server', cwd: join(dir, 'tools') } },
+      { name: 'web', http: { url: 'https://mcp.example.com/mcp' }, trust: 'untrusted', timeoutMs: 30_000 },
+    ]);
+    expect(config.defaultProfile).toBe('observe');
+    await writeFile(join(dir, 'none.yaml'), 'port: 0\n');
+    expect((await readServerConfig(join(dir, 'none.yaml'))).upstreams).toEqual([]);
+  });
+
+  it('names the path of an upstream or mcp field that does not validate', async () => {
+    const dir = await folder();
+    const file = join(dir, 'callgate.yaml');
+    const cases: [string, string][] = [
+      ['upstreams:\n  - name: files\n    stdio: { args: [x] }\n', `${file}.upstreams.0.stdio.command: `],
+      [
+        'upstreams:\n  - name: a\n    stdio: { command: x }\n  - name: b\n    http: { url: "ftp://x" }\n',
+        `${file}.upstreams.1.http.url: `,
+      ],
+      ['upstreams: { files: {} }\n', `${file}.upstreams: must be a list`],
+      ['mcp: { default_profile: "no way" }\n', `${file}.mcp.default_profile: `],
+      ['mcp: { profile: x }\n', `${file}.mcp.profile: unknown field`],
+    ];
+    for (const [text, message] of cases) {
+      await writeFile(file, text);
+      await expect(readServerConfig(file)).rejects.toMatchObject({
+        kind: 'request-invalid',
+        message: expect.stringContaining(message),
+      });
+    }
+  });
 });

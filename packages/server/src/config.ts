@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { compilePolicy, loadPolicy, type Policy, type ToolSpec } from '@callgate/core';
-import { CallgateError, toolSpecSchema } from '@callgate/protocol';
+import { parseUpstreams, type UpstreamConfig } from '@callgate/mcp-gateway';
+import { CallgateError, isCallgateError, toolSpecSchema } from '@callgate/protocol';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseWith } from './http/validation.js';
@@ -30,6 +31,18 @@ export const serverConfigSchema = z.strictObject({
   webhook: webhookSchema.optional(),
   /** Keep content (arguments, results, messages) beside the records. Default false. */
   vault: z.boolean().optional(),
+  /** The MCP servers the gateway fronts; each entry is validated by `parseUpstreams`. */
+  upstreams: z.unknown().optional(),
+  /** The MCP gateway's settings. */
+  mcp: z
+    .strictObject({
+      /** The profile of `/mcp` (a path without one). Default `full`. */
+      default_profile: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a profile name uses letters, digits, _ and - (at most 64)')
+        .optional(),
+    })
+    .optional(),
 });
 
 /** A server configuration with every path resolved and the policy compiled. */
@@ -44,6 +57,37 @@ export interface ServerConfig {
   port?: number;
   webhook?: { url: string; secret: string };
   vault?: boolean;
+  /**
+   * The MCP servers the gateway fronts (empty when the file lists none). A stdio upstream's
+   * `cwd` is resolved against the file's folder, which is also its default.
+   */
+  upstreams: UpstreamConfig[];
+  /** `mcp.default_profile`: the profile of `/mcp` and of `callgate mcp --stdio` without `--profile`. */
+  defaultProfile?: string;
+}
+
+/** The profile a gateway session gets when neither the URL nor a flag names one. */
+export const DEFAULT_MCP_PROFILE = 'full';
+
+/**
+ * Validates `upstreams:` with the gateway's own rules and resolves each stdio upstream's `cwd`
+ * against `base` (the config file's folder, also the default `cwd`).
+ */
+function readUpstreams(value: unknown, file: string, base: string): UpstreamConfig[] {
+  let upstreams: UpstreamConfig[];
+  try {
+    upstreams = parseUpstreams(value);
+  } catch (error) {
+    if (!isCallgateError(error)) throw error;
+    // parseUpstreams names the field from `upstreams` on (`upstreams.0.stdio.command: ...`).
+    const path = `${file}.${error.message.slice(0, Math.max(0, error.message.indexOf(':')))}`;
+    throw new CallgateError('request-invalid', `${file}.${error.message}`, { path });
+  }
+  return upstreams.map((upstream) =>
+    upstream.stdio
+      ? { ...upstream, stdio: { ...upstream.stdio, cwd: resolve(base, upstream.stdio.cwd ?? '.') } }
+      : upstream,
+  );
 }
 
 async function readYamlFile(path: string, what: string): Promise<unknown> {
@@ -79,7 +123,7 @@ export async function readPolicyFile(path: string): Promise<Policy> {
 
 /**
  * Reads `callgate.yaml`: validates every key (unknown keys are refused), resolves paths against
- * the file's folder, compiles the policy and reads the tool specs.
+ * the file's folder, compiles the policy, reads the tool specs and validates the upstreams.
  *
  * @param env where `webhook.secret_env` is looked up (pass `process.env`).
  * @throws CallgateError `request-invalid` naming the offending key path, `policy-invalid` for a
@@ -93,7 +137,7 @@ export async function readServerConfig(
   const base = dirname(file);
   const raw = (await readYamlFile(file, 'config')) ?? {};
   const parsed = parseWith(serverConfigSchema, raw, file);
-  const config: ServerConfig = { tools: [] };
+  const config: ServerConfig = { tools: [], upstreams: readUpstreams(parsed.upstreams, file, base) };
   if (typeof parsed.policy === 'string') {
     const policyPath = resolve(base, parsed.policy);
     config.policy = await readPolicyFile(policyPath);
@@ -116,6 +160,7 @@ export async function readServerConfig(
   if (parsed.host) config.host = parsed.host;
   if (parsed.port !== undefined) config.port = parsed.port;
   if (parsed.vault !== undefined) config.vault = parsed.vault;
+  if (parsed.mcp?.default_profile) config.defaultProfile = parsed.mcp.default_profile;
   if (parsed.webhook) {
     const secret = parsed.webhook.secret ?? env[parsed.webhook.secret_env ?? ''];
     if (!secret) {

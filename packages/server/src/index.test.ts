@@ -7,6 +7,7 @@ describe('@callgate/server public API', () => {
       [
         'API_KEY_PATTERN',
         'API_KEY_ROLES',
+        'DEFAULT_MCP_PROFILE',
         'DENY_ALL_POLICY_TEXT',
         'HTTP_STATUS_OF_KIND',
         'SERVER_VERSION',

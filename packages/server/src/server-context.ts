@@ -1,4 +1,5 @@
 import type { ApiKeyRow, Engine, Logger, RunRow } from '@callgate/core';
+import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -7,7 +8,7 @@ const ownerKey = (runId: string) => `run-owner:${runId}`;
 
 /**
  * What every route and page shares: the engine, the server's verifier key, its logger, clock
- * and lifecycle, and the run ownership rules.
+ * and lifecycle, the MCP gateway when there is one, and the run ownership rules.
  */
 export class ServerContext {
   readonly engine: Engine;
@@ -15,6 +16,8 @@ export class ServerContext {
   readonly logger: Logger;
   readonly clock: () => number;
   readonly lifecycle: Lifecycle;
+  /** The MCP gateway served at `/mcp`, when there is one. */
+  readonly gateway: Gateway | undefined;
 
   constructor(options: {
     engine: Engine;
@@ -22,12 +25,14 @@ export class ServerContext {
     logger: Logger;
     clock: () => number;
     lifecycle: Lifecycle;
+    gateway?: Gateway;
   }) {
     this.engine = options.engine;
     this.publicKey = options.publicKey;
     this.logger = options.logger;
     this.clock = options.clock;
     this.lifecycle = options.lifecycle;
+    this.gateway = options.gateway;
   }
 
   /** Remembers that `keyName` started `runId` (it then owns the run besides its principal). */

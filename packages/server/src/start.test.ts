@@ -42,4 +42,28 @@ describe('startServer', () => {
     await server.closed;
     await expect(fetch(`${server.url}/v1/health`)).rejects.toThrow();
   });
+
+  it('closes the MCP gateway on shutdown, before the engine', async () => {
+    const order: string[] = [];
+    const gateway = {
+      start: async () => [],
+      handleRequest: async () => new Response(null, { status: 204 }),
+      connectStdio: async () => {
+        throw new Error('unused');
+      },
+      status: () => [],
+      close: async () => {
+        order.push('gateway');
+      },
+    };
+    const { app, engine } = await testApp({ gateway });
+    const closeEngine = engine.close.bind(engine);
+    engine.close = async () => {
+      order.push('engine');
+      await closeEngine();
+    };
+    const server = await startServer({ app, port: 0, signals: [] });
+    await server.close();
+    expect(order).toEqual(['gateway', 'engine']);
+  });
 });

@@ -30,8 +30,9 @@ export interface RunningServer {
   app: Hono;
   /**
    * Shuts down: refuses new requests (503), ends long-polls and event streams, waits for
-   * accepted requests to finish their writes, then closes the engine (flushing the ledger) and
-   * its store. Safe to call more than once.
+   * accepted requests to finish their writes, closes the MCP gateway (its sessions' runs end
+   * `cancelled`, its upstreams stop), then closes the engine (flushing the ledger) and its
+   * store. Safe to call more than once.
    */
   close(): Promise<void>;
   /** Resolves when the server has shut down (by `close` or a signal). */
@@ -79,6 +80,15 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       if (!drained)
         context.logger.warn({ in_flight: context.lifecycle.inFlight }, 'shutdown: requests still running');
       detach();
+      // MCP sessions end (their runs recorded) while the engine is still open; ending them also
+      // ends their event streams, so the connections below can close by themselves.
+      if (context.gateway) {
+        try {
+          await context.gateway.close();
+        } catch (error) {
+          context.logger.error({ error: String(error) }, 'shutdown: the MCP gateway did not close cleanly');
+        }
+      }
       // Answers just produced may still be on their way out: let connections end by themselves
       // (each answer sent while draining says `Connection: close`), then cut what is left.
       http.closeIdleConnections();

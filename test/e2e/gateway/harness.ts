@@ -3,11 +3,14 @@
 // mounts it (/mcp and /mcp/<profile>), and the SDK's real Client connected to it.
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import type { Engine } from '@callgate/core';
 import { createGateway, type Gateway, type GatewayOptions, type UpstreamConfig } from '@callgate/mcp-gateway';
 import { serve } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { TEST_TOOLS, testEngine } from '../../../packages/core/src/gate/test-engine.js';
 import { HttpClientTransport } from '../../../packages/mcp-gateway/src/http-client.js';
 
@@ -101,6 +104,41 @@ export async function connectClient(
   const transport = new HttpClientTransport(new URL(url), { ...options.headers });
   await client.connect(transport);
   return { client, transport };
+}
+
+/**
+ * The client end of a stdio MCP connection: reads newline-delimited JSON-RPC from `input` (the
+ * server's stdout: a pipe, or a child process's stdout) and writes to `output` (its stdin).
+ * Closing ends `output`, which ends the server's session.
+ */
+export class PipeTransport implements Transport {
+  readonly #buffer = new ReadBuffer();
+  onmessage?: (message: JSONRPCMessage) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+
+  constructor(
+    readonly input: Readable,
+    readonly output: Writable,
+  ) {}
+
+  async start(): Promise<void> {
+    this.input.on('data', (chunk: Buffer) => {
+      this.#buffer.append(chunk);
+      for (let message = this.#buffer.readMessage(); message; message = this.#buffer.readMessage()) {
+        this.onmessage?.(message);
+      }
+    });
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    this.output.write(serializeMessage(message));
+  }
+
+  async close(): Promise<void> {
+    this.output.end();
+    this.onclose?.();
+  }
 }
 
 /** The error body a refused call carries as its text content. */

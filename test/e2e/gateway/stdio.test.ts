@@ -2,43 +2,9 @@
 // session over newline-delimited JSON-RPC, one run that ends when stdin closes.
 import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConformanceUpstream, startConformanceUpstream } from './conformance-upstream.js';
-import { errorOf, eventually, type ServedGateway, serveGateway } from './harness.js';
-
-/** The client end of a stdio pipe pair (the process's stdout in, its stdin out). */
-class PipeTransport implements Transport {
-  readonly #buffer = new ReadBuffer();
-  onmessage?: (message: JSONRPCMessage) => void;
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-
-  constructor(
-    readonly input: PassThrough,
-    readonly output: PassThrough,
-  ) {}
-
-  async start(): Promise<void> {
-    this.input.on('data', (chunk: Buffer) => {
-      this.#buffer.append(chunk);
-      for (let message = this.#buffer.readMessage(); message; message = this.#buffer.readMessage()) {
-        this.onmessage?.(message);
-      }
-    });
-  }
-
-  async send(message: JSONRPCMessage): Promise<void> {
-    this.output.write(serializeMessage(message));
-  }
-
-  async close(): Promise<void> {
-    this.output.end();
-    this.onclose?.();
-  }
-}
+import { errorOf, eventually, PipeTransport, type ServedGateway, serveGateway } from './harness.js';
 
 const POLICY = `
 version: 1

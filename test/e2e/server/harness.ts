@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(here, '../../..');
 /** The CLI's entry script: the build's, unless CALLGATE_CLI_SCRIPT names another. */
-const BIN = process.env.CALLGATE_CLI_SCRIPT ?? join(ROOT, 'packages/cli/dist/bin.js');
+export const BIN = process.env.CALLGATE_CLI_SCRIPT ?? join(ROOT, 'packages/cli/dist/bin.js');
 const WATCHDOG = join(here, 'watchdog.mjs');
 
 export const TOOLS_YAML = `
@@ -53,6 +53,8 @@ rules:
 /** A running server. */
 export interface ServerProcess {
   url: string;
+  /** The folder holding callgate.yaml, the policy and the data folder (removed by `stop`). */
+  dir: string;
   /** The log's verifier key as printed by `callgate serve`. */
   verifierKey: string;
   dataDir: string;
@@ -90,19 +92,23 @@ async function callgate(args: string[]): Promise<string> {
 
 /**
  * Creates keys (`name: role`), then starts `callgate serve --config` on a free port and waits
- * until it prints its URL.
+ * until it prints its URL. The config is `policy: policy.yaml` (`options.policy`, default
+ * {@link POLICY_YAML}), `data: data`, host 127.0.0.1, port 0, then `options.config` (default
+ * {@link TOOLS_YAML}).
  */
 export async function startCallgate(options: {
   keys: Record<string, 'agent' | 'reviewer' | 'admin'>;
   maxLifetimeMs?: number;
+  policy?: string;
+  config?: string;
 }): Promise<ServerProcess> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npm run build)`);
   const dir = await mkdtemp(join(tmpdir(), 'callgate-e2e-server-'));
   const dataDir = join(dir, 'data');
-  await writeFile(join(dir, 'policy.yaml'), POLICY_YAML);
+  await writeFile(join(dir, 'policy.yaml'), options.policy ?? POLICY_YAML);
   await writeFile(
     join(dir, 'callgate.yaml'),
-    `policy: policy.yaml\ndata: data\nhost: 127.0.0.1\nport: 0\n${TOOLS_YAML}`,
+    `policy: policy.yaml\ndata: data\nhost: 127.0.0.1\nport: 0\n${options.config ?? TOOLS_YAML}`,
   );
   const keys: Record<string, string> = {};
   for (const [name, role] of Object.entries(options.keys)) {
@@ -147,6 +153,7 @@ export async function startCallgate(options: {
   const verifierKey = /log key\s+(\S+)/.exec(output)?.[1] ?? '';
   return {
     url,
+    dir,
     verifierKey,
     dataDir,
     keys,

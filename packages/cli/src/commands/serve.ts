@@ -1,14 +1,9 @@
 import { resolve } from 'node:path';
-import { type Logger, loadPolicy, type Policy } from '@callgate/core';
-import {
-  DENY_ALL_POLICY_TEXT,
-  readPolicyFile,
-  readServerConfig,
-  type ServerConfig,
-  startServer,
-} from '@callgate/server';
+import type { Gateway } from '@callgate/mcp-gateway';
+import { DEFAULT_MCP_PROFILE, readServerConfig, type ServerConfig, startServer } from '@callgate/server';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate serve`; flags win over the config file, which wins over defaults. */
 export interface ServeOptions {
@@ -22,37 +17,25 @@ export interface ServeOptions {
   log: (line: string) => void;
 }
 
-/** A logger writing one JSON line per event (info and above) to `write`. */
-function lineLogger(write: (line: string) => void): Logger {
-  const emit = (level: string) => (fields: Record<string, unknown>, message: string) =>
-    write(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }));
-  return { debug() {}, info: emit('info'), warn: emit('warn'), error: emit('error') };
-}
-
 /**
- * `callgate serve`: the HTTP API, the approvals inbox and the run timeline on the embedded
- * default (SQLite in the data folder). Prints the URLs it serves and, when no API key exists
- * yet, how to create one. Resolves with the exit code once the server has shut down (SIGINT or
- * SIGTERM: accepted requests finish, the ledger is flushed, the store closed).
+ * `callgate serve`: the HTTP API, the approvals inbox, the run timeline and the MCP gateway (in
+ * front of the config's `upstreams:`, at `/mcp` and `/mcp/<profile>`) on the embedded default
+ * (SQLite in the data folder). Prints the URLs it serves and, when no API key exists yet, how to
+ * create one. Resolves with the exit code once the server has shut down (SIGINT or SIGTERM:
+ * accepted requests finish, MCP sessions end, upstreams stop, the ledger is flushed, the store
+ * closed).
+ *
+ * @throws CallgateError `request-invalid` for a config that does not validate or a
+ *   `mcp.default_profile` the policy lacks, `policy-invalid` for a policy that does not compile.
  */
 export async function runServe(options: ServeOptions): Promise<number> {
   const { print } = options;
   const config: ServerConfig = options.config
     ? await readServerConfig(options.config, process.env)
-    : { tools: [] };
-  let policy: Policy;
-  let policySource: string;
-  if (options.policy) {
-    policy = await readPolicyFile(resolve(options.policy));
-    policySource = resolve(options.policy);
-  } else if (config.policy) {
-    policy = config.policy;
-    policySource = config.policySource ?? 'config';
-  } else {
-    policy = loadPolicy(DENY_ALL_POLICY_TEXT, { source: 'default policy' });
-    policySource = 'default (deny everything)';
-    print('warning: no policy given (--policy FILE or policy: in --config): every tool call will be denied');
-  }
+    : { tools: [], upstreams: [] };
+  const { policy, source: policySource } = await choosePolicy(config, options.policy, print);
+  const defaultProfile = config.defaultProfile ?? DEFAULT_MCP_PROFILE;
+  checkProfile(policy, defaultProfile, 'mcp.default_profile');
   const dataDir = resolve(options.data ?? config.data ?? '.callgate');
   const logger = lineLogger(options.log);
   const embedded = await openEmbedded({
@@ -64,6 +47,14 @@ export async function runServe(options: ServeOptions): Promise<number> {
   });
   const host = options.host ?? config.host ?? '127.0.0.1';
   const port = options.port ?? config.port ?? 7420;
+  let gateway: Gateway;
+  let upstreams: Awaited<ReturnType<typeof startGateway>>['upstreams'];
+  try {
+    ({ gateway, upstreams } = await startGateway({ engine: embedded.engine, config, logger, host }));
+  } catch (error) {
+    await embedded.close();
+    throw error;
+  }
   let running: Awaited<ReturnType<typeof startServer>>;
   try {
     running = await startServer({
@@ -71,12 +62,15 @@ export async function runServe(options: ServeOptions): Promise<number> {
         engine: embedded.engine,
         publicKey: embedded.verifierKey,
         logger,
+        gateway,
+        defaultProfile,
         ...(config.webhook ? { webhook: config.webhook } : {}),
       },
       host,
       port,
     });
   } catch (error) {
+    await gateway.close();
     await embedded.close();
     print(`callgate serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
     return 1;
@@ -85,6 +79,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
   print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);
   print(`  approvals  ${running.url}/ui/approvals`);
   print(`  runs       ${running.url}/ui/runs`);
+  print(
+    `  MCP        ${running.url}/mcp/<profile>   (${running.url}/mcp is profile ${defaultProfile}; agent key)`,
+  );
+  const [first, ...rest] = upstreamLines(upstreams);
+  print(`  upstreams  ${first}`);
+  for (const line of rest) print(`             ${line}`);
   print(`  data       ${dataDir}`);
   print(`  policy     ${policySource} (${policy.digest})`);
   print(`  tools      ${embedded.engine.registry.specs().length} known`);
@@ -117,8 +117,13 @@ export function registerServeCommand(
 ): void {
   program
     .command('serve')
-    .description('serve the HTTP API, the approvals inbox and the run timeline (SQLite in the data folder)')
-    .option('--config <file>', 'callgate.yaml: policy, tools, data, host, port, webhook, vault')
+    .description(
+      'serve the HTTP API, the approvals inbox, the run timeline and the MCP gateway (SQLite in the data folder)',
+    )
+    .option(
+      '--config <file>',
+      'callgate.yaml: policy, tools, upstreams, mcp, data, host, port, webhook, vault',
+    )
     .addOption(
       new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)').env(
         'CALLGATE_DATA',

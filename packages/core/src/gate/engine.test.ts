@@ -44,6 +44,27 @@ describe('Engine in remote style (decide, then run elsewhere)', () => {
     ).resolves.toBeUndefined();
   });
 
+  it('consumes an outstanding grant only in a run of the principal asked for', async () => {
+    const { engine, runId } = await testEngine();
+    const other = await engine.startRun({ principal: 'someone-else', framework: 'vitest' });
+    const call = { id: 'c1', tool: 'read_file', arguments: { path: 'a' } };
+    await engine.decide(other.run_id, [call], { issueGrants: true });
+    const [verdict] = await engine.decide(runId, [call], { issueGrants: true });
+    const query = { tool: 'read_file', arguments_digest: verdict?.arguments_digest as string };
+    await expect(engine.consumeOutstandingGrant({ ...query, principal: 'tester' })).resolves.toMatchObject({
+      run_id: runId,
+      call_id: 'c1',
+    });
+    await expect(engine.consumeOutstandingGrant({ ...query, principal: 'tester' })).resolves.toBeUndefined();
+    await expect(engine.consumeOutstandingGrant({ ...query, principal: 'nobody' })).resolves.toBeUndefined();
+    await expect(
+      engine.consumeOutstandingGrant({ ...query, principal: 'someone-else', run_id: runId }),
+    ).resolves.toBeUndefined();
+    await expect(
+      engine.consumeOutstandingGrant({ ...query, principal: 'someone-else' }),
+    ).resolves.toMatchObject({ run_id: other.run_id });
+  });
+
   it('answers an approval exactly once; a second answer is a conflict', async () => {
     const { engine, runId } = await testEngine();
     const [verdict] = await engine.decide(runId, [

@@ -261,16 +261,25 @@ export class Engine {
 
   /**
    * Finds and consumes an outstanding grant for `tool` and `arguments_digest` (optionally in one
-   * run): how a gateway honours a call a hook already decided, so a person is never asked twice.
-   * Returns undefined when none is outstanding.
+   * run, and only in runs whose principal is `principal`): how a gateway honours a call a hook
+   * already decided, so a person is never asked twice. Returns undefined when none is
+   * outstanding.
    */
   async consumeOutstandingGrant(query: {
     tool: string;
     arguments_digest: string;
     run_id?: string;
+    principal?: string;
   }): Promise<StoredGrant | undefined> {
+    const { principal, ...find } = query;
     const now = this.#context.clock();
-    for (const grant of await this.store.findGrants({ ...query, now })) {
+    const principalOf = new Map<string, string | undefined>();
+    for (const grant of await this.store.findGrants({ ...find, now })) {
+      if (principal !== undefined) {
+        if (!principalOf.has(grant.run_id))
+          principalOf.set(grant.run_id, (await this.store.getRun(grant.run_id))?.principal);
+        if (principalOf.get(grant.run_id) !== principal) continue;
+      }
       const consumed = await this.store.consumeGrant(grant.token_hash, now);
       if (consumed) return consumed;
     }

@@ -216,4 +216,15 @@ export const apiKeySchema = z.object({
 export const healthSchema = z.object({
   status: z.enum(['ok', 'draining']),
   version: z.string(),
+  /** The MCP gateway's upstreams, when the server has a gateway (errors are logged, not shown). */
+  upstreams: z
+    .array(
+      z.object({
+        name: z.string(),
+        status: z.enum(['idle', 'connecting', 'connected', 'disconnected', 'closed']),
+        /** How many of its tools clients can see. */
+        tools: z.number().int(),
+      }),
+    )
+    .optional(),
 });

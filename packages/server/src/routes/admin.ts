@@ -18,7 +18,14 @@ export function adminRoutes(server: ServerContext): Route[] {
       roles: 'public',
       response: healthSchema,
       async handler() {
-        return { status: server.lifecycle.draining ? 'draining' : 'ok', version: SERVER_VERSION };
+        const upstreams = server.gateway
+          ?.status()
+          .map(({ name, status, tools }) => ({ name, status, tools: tools.length }));
+        return {
+          status: server.lifecycle.draining ? 'draining' : 'ok',
+          version: SERVER_VERSION,
+          ...(upstreams ? { upstreams } : {}),
+        };
       },
     }),
     defineRoute({

@@ -98,7 +98,7 @@ function bearerOf(header: string | undefined): string | undefined {
  */
 export async function authorize(
   server: ServerContext,
-  route: Route,
+  route: Pick<Route, 'roles' | 'summary'>,
   header: string | undefined,
 ): Promise<ApiKeyRow> {
   if (route.roles === 'public') return PUBLIC_KEY_ROW;
@@ -113,7 +113,8 @@ export async function authorize(
   return key;
 }
 
-function errorJson(c: Context, server: ServerContext, error: unknown): Response {
+/** The JSON error answer for `error` (with `WWW-Authenticate` on a 401). */
+export function errorJson(c: Context, server: ServerContext, error: unknown): Response {
   const { status, body } = errorResponseOf(error, server.logger);
   if (status === 401) c.header('WWW-Authenticate', 'Bearer realm="callgate"');
   return c.json(body, status);

@@ -1,0 +1,135 @@
+import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import type { Gateway, StdioConnection } from '@callgate/mcp-gateway';
+import { DEFAULT_MCP_PROFILE, readServerConfig, type ServerConfig } from '@callgate/server';
+import { openEmbedded } from '@callgate/store-sqlite';
+import { type Command, Option } from 'commander';
+import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
+
+/** Options of `callgate mcp --stdio`; flags win over the config file, which wins over defaults. */
+export interface McpStdioOptions {
+  config?: string;
+  data?: string;
+  profile?: string;
+  principal?: string;
+  /** Where every log line goes (standard error): standard output carries only MCP messages. */
+  log: (line: string) => void;
+  /** The MCP streams; default `process.stdin` and `process.stdout`. */
+  stdin?: Readable;
+  stdout?: Writable;
+}
+
+/** The principal of a stdio session when `--principal` is not given: the OS user's name. */
+function defaultPrincipal(): string {
+  try {
+    return userInfo().username || 'local-user';
+  } catch {
+    return 'local-user';
+  }
+}
+
+/**
+ * `callgate mcp --stdio`: one MCP session over standard input and output (newline-delimited
+ * JSON-RPC, MCP 2025-11-25) for a desktop client, on the embedded engine (SQLite in the data
+ * folder) and a gateway in front of the config's `upstreams:`. The session is one run of
+ * `principal` through `profile`; it ends when standard input closes (or on SIGINT/SIGTERM),
+ * then the upstreams stop and the ledger is flushed. Nothing but MCP messages is written to
+ * standard output: every log line goes to `log`.
+ *
+ * @returns the exit code, 0, once the session has ended and everything is closed.
+ * @throws CallgateError `request-invalid` for a config that does not validate or a profile the
+ *   policy lacks, `policy-invalid` for a policy that does not compile.
+ */
+export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
+  const { log } = options;
+  const config: ServerConfig = options.config
+    ? await readServerConfig(options.config, process.env)
+    : { tools: [], upstreams: [] };
+  const { policy, source: policySource } = await choosePolicy(config, undefined, log);
+  const profile = options.profile ?? config.defaultProfile ?? DEFAULT_MCP_PROFILE;
+  checkProfile(policy, profile, options.profile ? '--profile' : 'mcp.default_profile');
+  const principal = options.principal ?? defaultPrincipal();
+  const dataDir = resolve(options.data ?? config.data ?? '.callgate');
+  const logger = lineLogger(log);
+  const embedded = await openEmbedded({
+    dataDir,
+    policy,
+    tools: config.tools,
+    logger,
+    ...(config.vault !== undefined ? { vault: config.vault } : {}),
+  });
+  let gateway: Gateway | undefined;
+  let connection: StdioConnection | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, 'shutting down');
+    void connection?.close();
+  };
+  try {
+    const started = await startGateway({ engine: embedded.engine, config, logger });
+    gateway = started.gateway;
+    logger.info(
+      {
+        principal,
+        profile,
+        data: dataDir,
+        policy: policySource,
+        upstreams: upstreamLines(started.upstreams),
+      },
+      'callgate mcp: serving MCP over stdio',
+    );
+    connection = await gateway.connectStdio(
+      { principal, profile },
+      {
+        ...(options.stdin ? { stdin: options.stdin } : {}),
+        ...(options.stdout ? { stdout: options.stdout } : {}),
+      },
+    );
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    await connection.closed;
+    logger.info({}, 'callgate mcp: the session ended');
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    await gateway?.close();
+    await embedded.close();
+  }
+  return 0;
+}
+
+/** Registers `callgate mcp` on the program. */
+export function registerMcpCommand(
+  program: Command,
+  context: { setExitCode: (code: number) => void; exitCodes: string },
+): void {
+  program
+    .command('mcp')
+    .description(
+      'serve the MCP gateway to one desktop client over stdio (logs on standard error, SQLite in the data folder)',
+    )
+    .requiredOption(
+      '--stdio',
+      'speak MCP over standard input and output (the only transport of this command)',
+    )
+    .option('--config <file>', 'callgate.yaml: policy, tools, upstreams, mcp, data, vault')
+    .addOption(
+      new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)').env(
+        'CALLGATE_DATA',
+      ),
+    )
+    .option(
+      '--profile <name>',
+      `the profile whose tools the client sees (default mcp.default_profile, else ${DEFAULT_MCP_PROFILE})`,
+    )
+    .option('--principal <name>', 'who the session acts for, in runs and approvals (default: your user name)')
+    .addHelpText('after', context.exitCodes)
+    .action(async (options) =>
+      context.setExitCode(
+        await runMcpStdio({
+          ...options,
+          log: (line) => process.stderr.write(`${line}\n`),
+        }),
+      ),
+    );
+}
