@@ -25,4 +25,9 @@ echo "== examples check themselves"
 "$node22" examples/ai-sdk-agent/main.mjs
 "$node22" examples/openai-agents-agent/main.mjs
 node examples/langchain-agent/main.mjs
-node packages/cli/dist/bin.js demo >/dev/null
+demo_log=test-artifacts/demo.log
+node packages/cli/dist/bin.js demo >"$demo_log" 2>&1 || { cat "$demo_log"; echo "callgate demo failed"; exit 1; }
+echo "callgate demo: $(tail -n 2 "$demo_log" | head -n 1)"
+
+echo "== Python: callgate-haystack (pytest against a real server) and examples/haystack-agent"
+bash scripts/python-test.sh

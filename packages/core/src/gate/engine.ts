@@ -190,6 +190,16 @@ export class Engine {
   }
 
   /**
+   * Records an outage (`gap`): `calls` calls ran without a decision between `from_ts` and
+   * `to_ts` (epoch ms) because the gate could not be reached and the client's fail mode was
+   * `open`. The auditor sees the hole instead of a silent absence.
+   */
+  async recordGap(runId: string, gap: { reason: string; from_ts: number; to_ts: number; calls: number }): Promise<void> {
+    await this.#runs.get(runId);
+    await this.ledger.append(runId, { type: 'gap', ...gap });
+  }
+
+  /**
    * Records an MCP request passed through to an upstream that is not a tool call (resources,
    * prompts, completions, logging). Parameters and result are committed, never stored.
    */

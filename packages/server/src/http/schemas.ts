@@ -40,6 +40,16 @@ export const endRunBody = z.strictObject({
   status: z.enum(['completed', 'failed', 'cancelled']).optional(),
 });
 
+/** An outage a client saw under fail mode `open`: epoch ms bounds and how many calls ran undecided. */
+export const gapBody = z
+  .strictObject({
+    reason: z.string().min(1).max(1000),
+    from_ts: z.number().int().min(0),
+    to_ts: z.number().int().min(0),
+    calls: z.number().int().min(0),
+  })
+  .refine((gap) => gap.to_ts >= gap.from_ts, { message: 'to_ts must not be before from_ts', path: ['to_ts'] });
+
 export const messageBody = z.strictObject({
   role: z.string().min(1).max(64),
   content: z.unknown().optional(),

@@ -167,6 +167,30 @@ describe('runs', () => {
     ).toBe(409);
   });
 
+  it('records an outage as a gap record, and refuses a malformed one naming the field', async () => {
+    const { call, keys, engine } = await testApp();
+    const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
+    const id = run.json.run_id;
+    const gap = await call('POST', `/v1/runs/${id}/gaps`, {
+      key: keys.agent,
+      body: { reason: 'server unreachable', from_ts: 1000, to_ts: 2000, calls: 3 },
+    });
+    expect(gap.status).toBe(201);
+    const records = await engine.store.readRunRecords(id);
+    expect(records.at(-1)).toMatchObject({ type: 'gap', reason: 'server unreachable', calls: 3, from_ts: 1000 });
+    const backwards = await call('POST', `/v1/runs/${id}/gaps`, {
+      key: keys.agent,
+      body: { reason: 'x', from_ts: 2000, to_ts: 1000, calls: 0 },
+    });
+    expect(backwards.status).toBe(400);
+    expect(backwards.json.error).toMatchObject({ kind: 'request-invalid', path: 'body.to_ts' });
+    const reviewer = await call('POST', `/v1/runs/${id}/gaps`, {
+      key: keys.reviewer,
+      body: { reason: 'x', from_ts: 1, to_ts: 2, calls: 0 },
+    });
+    expect(reviewer.status).toBe(403);
+  });
+
   it('refuses a parent run the key cannot see', async () => {
     const { call, keys } = await testApp();
     const parent = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'p' } });

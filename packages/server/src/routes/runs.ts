@@ -6,6 +6,7 @@ import {
   decisionsBody,
   endRunBody,
   listRunsQuery,
+  gapBody,
   messageBody,
   outcomeBody,
   runSchema,
@@ -157,6 +158,22 @@ export function runRoutes(server: ServerContext): Route[] {
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
         await engine.recordMessage(run.run_id, body);
+        return { recorded: true };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/runs/:id/gaps',
+      operationId: 'recordGap',
+      summary: 'Record an outage: calls that ran without a decision while the gate was unreachable (fail mode open)',
+      roles: ['agent', 'admin'],
+      body: gapBody,
+      status: 201,
+      response: z.object({ recorded: z.literal(true) }),
+      errors: [404, 409],
+      async handler({ params, key, body }) {
+        const run = await server.runFor(key, params.id ?? '');
+        await engine.recordGap(run.run_id, body);
         return { recorded: true };
       },
     }),

@@ -1,0 +1,235 @@
+"""
+Hook overhead per tool call on the allow path: the same Haystack agent with and without
+CallgateHook, against a local `callgate serve` (SQLite, 127.0.0.1). DESIGN §7 target: p50 ≤ 1 ms.
+
+Each agent run makes STEPS steps of one allowed tool call (a no-op local tool) driven by a
+scripted chat generator, so the model costs nothing and the figures are the agent's own. Two
+measurements:
+
+- per step (one tool call): the wall time from one chat-generator call to the next, with and
+  without the hook; overhead = the difference of the percentiles;
+- inside the hook: the time spent in the hook's before_tool and after_tool for each call (the
+  decision request, waiting for the previous outcome to be sent, message rewriting).
+
+With ``--model-ms N`` the scripted model takes N ms per reply, as a real one takes far longer:
+the hook's outcome records, sent in the background, then overlap the model's time instead of
+adding to the step (with 0, the default, every request is on the step's path: the worst case).
+
+Usage: python bench/hook_overhead.py [--calls 2000] [--model-ms 0] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from haystack import component
+from haystack.components.agents import Agent
+from haystack.dataclasses import ChatMessage, ToolCall
+from haystack.tools import create_tool_from_function
+from haystack.utils import Secret
+
+from haystack_integrations.common.callgate.testing import CallgateServer
+from haystack_integrations.hooks.callgate import CallgateHook
+
+POLICY = """
+version: 1
+default: deny
+rules:
+  - id: bench
+    match: { tools: [lookup] }
+    effect: allow
+"""
+STEPS = 20
+
+
+@component
+class Steps:
+    """Replies with STEPS tool calls, one per step, then a final answer; notes when each call came."""
+
+    def __init__(self, model_ms: float = 0.0) -> None:
+        self.stamps: list[float] = []
+        self.count = 0
+        self.model_seconds = model_ms / 1000.0
+
+    @component.output_types(replies=list[ChatMessage])
+    def run(self, messages: list[ChatMessage], tools: Any = None, **kwargs: Any) -> dict[str, Any]:
+        self.stamps.append(time.perf_counter())
+        self.count += 1
+        if self.model_seconds:
+            time.sleep(self.model_seconds)
+        if self.count % (STEPS + 1) == 0:
+            return {"replies": [ChatMessage.from_assistant("done")]}
+        call = ToolCall(tool_name="lookup", arguments={"key": f"k{self.count}"}, id=f"call-{self.count}")
+        return {"replies": [ChatMessage.from_assistant(tool_calls=[call])]}
+
+
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return key
+
+
+class TimedHook:
+    """Wraps a hook and measures each call of it."""
+
+    allowed_hook_points = ("before_tool", "after_tool", "after_run")
+
+    def __init__(self, hook: CallgateHook) -> None:
+        self.hook = hook
+        self.spent: list[float] = []
+
+    def run(self, state: Any) -> None:
+        started = time.perf_counter()
+        self.hook.run(state)
+        self.spent.append(time.perf_counter() - started)
+
+    def warm_up(self) -> None:
+        self.hook.warm_up()
+
+
+def step_times(generator: Steps) -> list[float]:
+    """Wall time of each tool-call step (ms): from a chat-generator call to the next of the same run."""
+    times = []
+    for index in range(1, len(generator.stamps)):
+        if index % (STEPS + 1) != 0:  # the next run's first call is not a step of this one
+            times.append((generator.stamps[index] - generator.stamps[index - 1]) * 1000.0)
+    return times
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def run(agent: Agent, runs: int) -> None:
+    for _ in range(runs):
+        agent.run([ChatMessage.from_user("go")])
+
+
+def measure(server: CallgateServer, key: str, calls: int, model_ms: float = 0.0) -> dict[str, Any]:
+    runs = max(1, calls // STEPS)
+    tool = create_tool_from_function(lookup)
+
+    plain_generator = Steps(model_ms)
+    plain = Agent(chat_generator=plain_generator, tools=[tool], max_agent_steps=STEPS + 2)
+    run(plain, 5)  # warm-up
+    plain_generator.stamps.clear()
+    plain_generator.count = 0
+    gc.collect()
+    run(plain, runs)
+    without = step_times(plain_generator)
+
+    hook = CallgateHook(url=server.url, api_key=Secret.from_token(key))
+    timed_before, timed_after = TimedHook(hook), TimedHook(hook)
+    gated_generator = Steps(model_ms)
+    gated = Agent(
+        chat_generator=gated_generator,
+        tools=[tool],
+        max_agent_steps=STEPS + 2,
+        hooks={"before_tool": [timed_before], "after_tool": [timed_after]},
+    )
+    run(gated, 5)  # warm-up: connections, tool specs, run state
+    hook.flush()
+    gated_generator.stamps.clear()
+    gated_generator.count = 0
+    timed_before.spent.clear()
+    timed_after.spent.clear()
+    gc.collect()
+    run(gated, runs)
+    hook.close()
+    with_hook = step_times(gated_generator)
+    inside = [(b + a) * 1000.0 for b, a in zip(timed_before.spent, timed_after.spent, strict=False)]
+
+    def summary(values: list[float]) -> dict[str, float]:
+        return {
+            "p50_ms": round(percentile(values, 0.50), 4),
+            "p99_ms": round(percentile(values, 0.99), 4),
+            "mean_ms": round(statistics.fmean(values), 4),
+        }
+
+    result = {
+        "calls": len(with_hook),
+        "model_ms": model_ms,
+        "without_hook": summary(without),
+        "with_hook": summary(with_hook),
+        "inside_hook": summary(inside),
+    }
+    result["overhead"] = {
+        "p50_ms": round(result["with_hook"]["p50_ms"] - result["without_hook"]["p50_ms"], 4),
+        "p99_ms": round(result["with_hook"]["p99_ms"] - result["without_hook"]["p99_ms"], 4),
+    }
+    return result
+
+
+def request_latencies(server: CallgateServer, key: str, count: int = 500) -> dict[str, dict[str, float]]:
+    """
+    The server's answer time for each request the hook makes per allowed call (this package's
+    client; run after :func:`measure`, which registered the tool).
+    """
+    client = server.client(key)
+    run_id = client.start_run("bench")["run_id"]
+    timings: dict[str, list[float]] = {"decide": [], "consume": [], "outcome": []}
+    for index in range(count):
+        started = time.perf_counter()
+        verdict = client.decide(run_id, [{"id": f"r{index}", "tool": "lookup", "arguments": {"key": "k"}}])[0]
+        decided = time.perf_counter()
+        grant = verdict.grant
+        assert grant is not None
+        client.consume_grant(
+            grant.token, run_id=run_id, call_id=grant.call_id, tool=grant.tool, arguments_digest=grant.arguments_digest
+        )
+        consumed = time.perf_counter()
+        client.record_outcome(run_id, {"call_id": f"r{index}", "outcome": "ok", "result": "k", "grant_consumed": True})
+        recorded = time.perf_counter()
+        timings["decide"].append((decided - started) * 1000.0)
+        timings["consume"].append((consumed - decided) * 1000.0)
+        timings["outcome"].append((recorded - consumed) * 1000.0)
+    client.end_run(run_id)
+    client.close()
+    return {
+        name: {"p50_ms": round(percentile(values, 0.5), 4), "p99_ms": round(percentile(values, 0.99), 4)}
+        for name, values in timings.items()
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--calls", type=int, default=2000, help="tool calls measured per configuration")
+    parser.add_argument("--model-ms", type=float, default=0.0, help="time the scripted model takes per reply")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    options = parser.parse_args()
+    with CallgateServer.start(policy=POLICY) as server:
+        key = server.create_key("agent", "bench")
+        result = measure(server, key, options.calls, options.model_ms)
+        result["requests"] = request_latencies(server, key)
+    print(
+        f"Haystack hook overhead per tool call, allow path, {result['calls']} calls, local server (SQLite), "
+        f"model {options.model_ms:g} ms per reply"
+    )
+    print(f"{'':24}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}")
+    for label, key_name in (
+        ("step without hook", "without_hook"),
+        ("step with hook", "with_hook"),
+        ("time inside the hook", "inside_hook"),
+    ):
+        figures = result[key_name]
+        print(f"{label:24}{figures['p50_ms']:>10.3f}{figures['p99_ms']:>10.3f}{figures['mean_ms']:>10.3f}")
+    print(f"{'overhead (difference)':24}{result['overhead']['p50_ms']:>10.3f}{result['overhead']['p99_ms']:>10.3f}")
+    print("target (DESIGN §7): hook overhead p50 ≤ 1 ms")
+    print("the server's answer time per request of an allowed call (the hook's decide is on the step's path;")
+    print("consume and outcome are sent in the background and awaited before the run's next decision):")
+    for name, figures in result["requests"].items():
+        print(f"  {name:22}{figures['p50_ms']:>10.3f}{figures['p99_ms']:>10.3f}")
+    if options.json:
+        options.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+# The public API of haystack_integrations.common.callgate. Anything listed here is public and
+# pinned by tests/test_exports.py; add names deliberately.
+"""
+What the callgate Haystack hooks and tools share: the HTTP clients of the callgate server, the
+exception tree of its error kinds, and the reading of governed tool results.
+"""
+
+from .client import AsyncCallgateClient, CallgateClient, ServerUnreachable
+from .errors import (
+    ERROR_KINDS,
+    TOOL_REFUSAL_KINDS,
+    ApprovalDenied,
+    ApprovalExpired,
+    ApprovalPending,
+    CallgateError,
+    CallgateRequestError,
+    CallgateToolRefused,
+    Conflict,
+    Forbidden,
+    GateUnavailable,
+    GatewayConnectionError,
+    GrantInvalid,
+    GuardrailBlocked,
+    IdempotencyBlocked,
+    InternalError,
+    LedgerInvalid,
+    NotFound,
+    PolicyDenied,
+    PolicyInvalid,
+    RequestInvalid,
+    RunLimitExceeded,
+    ToolArgsInvalid,
+    ToolError,
+    ToolNotFound,
+    Unauthorized,
+    error_class,
+    error_from_body,
+)
+from .results import Receipt, Refusal, extract_outcome
+from .wire import Approval, ApprovalState, Grant, Verdict, resolve_server_url
+
+__all__ = [
+    "ERROR_KINDS",
+    "TOOL_REFUSAL_KINDS",
+    "Approval",
+    "ApprovalDenied",
+    "ApprovalExpired",
+    "ApprovalPending",
+    "ApprovalState",
+    "AsyncCallgateClient",
+    "CallgateClient",
+    "CallgateError",
+    "CallgateRequestError",
+    "CallgateToolRefused",
+    "Conflict",
+    "Forbidden",
+    "GateUnavailable",
+    "GatewayConnectionError",
+    "Grant",
+    "GrantInvalid",
+    "GuardrailBlocked",
+    "IdempotencyBlocked",
+    "InternalError",
+    "LedgerInvalid",
+    "NotFound",
+    "PolicyDenied",
+    "PolicyInvalid",
+    "Receipt",
+    "Refusal",
+    "RequestInvalid",
+    "RunLimitExceeded",
+    "ServerUnreachable",
+    "ToolArgsInvalid",
+    "ToolError",
+    "ToolNotFound",
+    "Unauthorized",
+    "Verdict",
+    "error_class",
+    "error_from_body",
+    "extract_outcome",
+    "resolve_server_url",
+]

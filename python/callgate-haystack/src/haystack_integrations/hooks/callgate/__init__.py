@@ -1,0 +1,26 @@
+# The public API of haystack_integrations.hooks.callgate. Anything listed here is public and
+# pinned by tests/test_exports.py; add names deliberately.
+"""
+Haystack Agent hooks that have callgate decide every tool call before it runs.
+
+Usage::
+
+    from haystack_integrations.hooks.callgate import CallgateHook
+
+    gate = CallgateHook()   # CALLGATE_URL, CALLGATE_API_KEY
+    agent = Agent(chat_generator=generator, tools=tools,
+                  hooks={"before_tool": [gate], "after_tool": [gate], "after_run": [gate]})
+"""
+
+from haystack_integrations.common.callgate.errors import CallgateToolRefused
+
+from .confirmation import CallgateConfirmationStrategy
+from .hook import CallgateHook
+from .refusal_hook import CallgateRefusalHook
+
+__all__ = [
+    "CallgateConfirmationStrategy",
+    "CallgateHook",
+    "CallgateRefusalHook",
+    "CallgateToolRefused",
+]
