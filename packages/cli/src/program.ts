@@ -14,11 +14,13 @@ Exit codes:
   1  the command ran and found a failure (a check failed, a run was not found)
   2  bad usage or unreadable input`;
 
-function positiveInteger(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < 0)
-    throw new InvalidArgumentError('expected a whole number ≥ 0');
-  return parsed;
+function wholeNumber(minimum: number) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isSafeInteger(parsed) || parsed < minimum)
+      throw new InvalidArgumentError(`expected a whole number ≥ ${minimum}`);
+    return parsed;
+  };
 }
 
 /**
@@ -64,6 +66,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
           out: options.out,
           openings: options.openings,
           print,
+          warn: (line) => process.stderr.write(`${line}\n`),
         }),
       ),
     );
@@ -76,16 +79,16 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .argument('<file>', 'the bundle file')
     .option('--public-key <key>', 'the log’s verifier key to pin (C2SP note key: name+id+key)')
     .option('--strict', 'also require every run to end with run-end')
-    .option('--expect-size <n>', 'require a checkpoint covering at least this many records', positiveInteger)
+    .option('--expect-size <n>', 'require a checkpoint covering at least this many records', wholeNumber(0))
     .option('--json', 'print the report as JSON')
     .addHelpText('after', EXIT_CODES)
     .action(async (file, options) => setExitCode(await runVerify(file, { ...options, out: print })));
 
-  const runs = program.command('runs').description('list and show runs');
+  const runs = program.command('runs').description('list and show runs').addHelpText('after', EXIT_CODES);
   runs
     .command('list')
     .description('list runs, newest first')
-    .option('--limit <n>', 'how many', positiveInteger, 20)
+    .option('--limit <n>', 'how many', wholeNumber(1), 20)
     .addOption(dataOption())
     .addHelpText('after', EXIT_CODES)
     .action(async (options) =>
@@ -105,5 +108,8 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
   registerKeysCommands(program, commandContext);
   registerApprovalsCommands(program, commandContext);
 
+  for (const group of program.commands) {
+    if (['keys', 'approvals'].includes(group.name())) group.addHelpText('after', EXIT_CODES);
+  }
   return program;
 }

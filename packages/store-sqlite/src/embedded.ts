@@ -11,6 +11,7 @@ import {
 } from '@callgate/core';
 import { openDataDir } from './data-dir.js';
 import type { SqliteStore } from './sqlite-store.js';
+import { acquireWriterLock, type WriterLock } from './writer-lock.js';
 
 /** An engine on the embedded default: SQLite and the log key in one data folder. */
 export interface EmbeddedEngine {
@@ -33,10 +34,12 @@ export interface EmbeddedOptions {
   logger?: Logger;
 }
 
-/** A data folder's store and ledger. The caller closes the ledger, then the store. */
+/** A data folder's store and ledger, with its writer lock. `close()` closes all three. */
 export interface EmbeddedLedger {
   store: SqliteStore;
   ledger: Ledger;
+  lock: WriterLock;
+  close(): Promise<void>;
   /** The log's origin (C2SP checkpoint origin line), made once per data folder and kept. */
   origin: string;
   signer: LogSigner;
@@ -44,22 +47,54 @@ export interface EmbeddedLedger {
 
 /**
  * Opens (or creates) the ledger of a data folder: the SQLite store, the log key and the log's
- * origin (`callgate.local/log/<12 hex>`, made on first open and kept in the store).
+ * origin (`callgate.local/log/<12 hex>`, made on first open and kept in the store). Takes the
+ * folder's writer lock first: one process writes a log at a time.
+ *
+ * @throws CallgateError `conflict` when another live process holds the data folder.
  */
-export async function openLedger(dataDir: string, synchronous?: 'NORMAL' | 'FULL'): Promise<EmbeddedLedger> {
+export async function openLedger(
+  dataDir: string,
+  synchronous?: 'NORMAL' | 'FULL',
+  purpose = `callgate (${process.argv.slice(2, 3).join(' ') || 'library'})`,
+): Promise<EmbeddedLedger> {
   const { store, logKey } = openDataDir(dataDir, synchronous ? { synchronous } : {});
-  let origin = await store.getMeta('ledger:origin');
-  if (!origin) {
-    origin = `callgate.local/log/${randomBytes(6).toString('hex')}`;
+  let lock: WriterLock;
+  try {
+    lock = acquireWriterLock(dataDir, purpose);
+  } catch (error) {
+    await store.close();
+    throw error;
   }
-  const signer = logSignerFromPrivateKey(origin, logKey.privateKey);
-  const ledger = await Ledger.open(store, { signer, origin });
-  return { store, ledger, origin, signer };
+  try {
+    let origin = await store.getMeta('ledger:origin');
+    if (!origin) origin = `callgate.local/log/${randomBytes(6).toString('hex')}`;
+    const signer = logSignerFromPrivateKey(origin, logKey.privateKey);
+    const ledger = await Ledger.open(store, { signer, origin });
+    return {
+      store,
+      ledger,
+      lock,
+      origin,
+      signer,
+      async close() {
+        try {
+          await ledger.close();
+          await store.close();
+        } finally {
+          lock.release();
+        }
+      },
+    };
+  } catch (error) {
+    lock.release();
+    await store.close();
+    throw error;
+  }
 }
 
 /** Opens an engine on a data folder (SQLite in `<dataDir>/callgate.db`, the log key beside it). */
 export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedEngine> {
-  const { store, ledger, origin, signer } = await openLedger(options.dataDir, options.synchronous);
+  const { store, ledger, origin, signer, lock } = await openLedger(options.dataDir, options.synchronous);
   const engine = new Engine({
     store,
     ledger,
@@ -76,8 +111,12 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedEn
     origin,
     verifierKey: signer.verifierKey,
     async close() {
-      await engine.close();
-      await store.close();
+      try {
+        await engine.close();
+        await store.close();
+      } finally {
+        lock.release();
+      }
     },
   };
 }

@@ -6,6 +6,8 @@ describe('@callgate/store-sqlite public API', () => {
     expect(Object.keys(api).sort()).toMatchInlineSnapshot(`
       [
         "SqliteStore",
+        "WRITER_LOCK_FILE",
+        "acquireWriterLock",
         "loadOrCreateLogKey",
         "openDataDir",
         "openEmbedded",

@@ -9,3 +9,5 @@ export type { LogKey } from './log-key.js';
 export { loadOrCreateLogKey } from './log-key.js';
 export type { SqliteStoreOptions } from './sqlite-store.js';
 export { SqliteStore } from './sqlite-store.js';
+export type { WriterLock } from './writer-lock.js';
+export { acquireWriterLock, WRITER_LOCK_FILE } from './writer-lock.js';

@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import {
   type Approval,
@@ -25,22 +25,57 @@ export interface DemoOptions {
   out: (line: string) => void;
 }
 
-async function askPerson(approval: Approval): Promise<ApprovalResponse> {
-  const terminal = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    process.stdout.write(
-      `\n[approval ${approval.id}] ${approval.tool} ${JSON.stringify(approval.arguments)}\n  rule: ${approval.rules.join(', ')} — ${approval.reason}\n`,
-    );
-    const answer = (await terminal.question('  Approve? [y/N] ')).trim().toLowerCase();
-    const reason = (await terminal.question('  Reason: ')).trim();
-    return {
-      approved: answer === 'y' || answer === 'yes',
-      reviewer: 'terminal',
-      ...(reason ? { reason } : {}),
-    };
-  } finally {
-    terminal.close();
+/** How this CLI was started (`node …/bin.js`), so the commands the demo suggests work as printed. */
+function cliInvocation(): string {
+  const script = process.argv[1] ?? 'callgate';
+  return /callgate$/.test(script) ? 'callgate' : `node ${relative(process.cwd(), script) || script}`;
+}
+
+let terminal: ReturnType<typeof createInterface> | undefined;
+let inputEnded = false;
+
+/** One line from standard input; `undefined` once input has ended (which counts as "no"). */
+function ask(question: string): Promise<string | undefined> {
+  if (!terminal) {
+    terminal = createInterface({
+      input: process.stdin,
+      output: process.stdout,
+      terminal: process.stdin.isTTY === true,
+    });
+    terminal.on('close', () => {
+      inputEnded = true;
+    });
   }
+  if (inputEnded) return Promise.resolve(undefined);
+  const open = terminal;
+  return new Promise((resolve) => {
+    const onClose = () => resolve(undefined);
+    open.once('close', onClose);
+    open.question(question).then(
+      (answer) => {
+        open.off('close', onClose);
+        resolve(answer);
+      },
+      () => resolve(undefined),
+    );
+  });
+}
+
+async function askPerson(approval: Approval): Promise<ApprovalResponse> {
+  process.stdout.write(
+    `\n[approval ${approval.id}] ${approval.tool} ${JSON.stringify(approval.arguments)}\n  rule: ${approval.rules.join(', ')} — ${approval.reason}\n`,
+  );
+  const answer = (await ask('  Approve? [y/N] '))?.trim().toLowerCase();
+  if (answer === undefined) {
+    process.stdout.write('\n  (end of input: denied)\n');
+    return { approved: false, reviewer: 'terminal', reason: 'end of input' };
+  }
+  const reason = (await ask('  Reason: '))?.trim();
+  return {
+    approved: answer === 'y' || answer === 'yes',
+    reviewer: 'terminal',
+    ...(reason ? { reason } : {}),
+  };
 }
 
 function check(rows: TimelineEntry[], expected: Expectation[]): string[] {
@@ -183,10 +218,11 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     } else {
       out(`\ndemo OK: ${rows.length} calls decided, every refusal held, the bundle verifies offline.`);
       out(
-        `  verify it yourself: callgate verify ${bundlePath} --public-key '${embedded.verifierKey}' --strict`,
+        `  verify it yourself: ${cliInvocation()} verify ${bundlePath} --public-key '${embedded.verifierKey}' --strict`,
       );
     }
   } finally {
+    terminal?.close();
     await embedded.close();
   }
   return code;

@@ -1,31 +1,57 @@
-import { existsSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { timelineOf } from '@callgate/core';
-import { openLedger } from '@callgate/store-sqlite';
+import { openDataDir, openLedger } from '@callgate/store-sqlite';
 import { formatTimeline } from '../demo/timeline.js';
 
+/**
+ * Checks that `dataDir` holds callgate data the user may read.
+ * @throws Error naming the folder and what is wrong (missing, or no permission).
+ */
 function requireDataDir(dataDir: string): void {
-  if (!existsSync(join(dataDir, 'callgate.db'))) {
+  const database = join(dataDir, 'callgate.db');
+  try {
+    accessSync(database, constants.R_OK | constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new Error(`no permission to open ${database}; run as the user that owns the data folder`);
+    }
     throw new Error(
       `no callgate data in ${dataDir} (looked for callgate.db); pass --data DIR or set CALLGATE_DATA`,
     );
   }
 }
 
-/** `callgate export --run ID`: writes the run's bundle to a file or standard output. */
+/**
+ * `callgate export --run ID`: writes the run's bundle to a file or standard output. Exporting
+ * signs a fresh checkpoint, so it takes the data folder's writer lock: while a server runs on the
+ * folder, export through its API (`GET /v1/runs/{id}/bundle`).
+ */
 export async function runExport(
   dataDir: string,
-  options: { run: string; out?: string; openings?: boolean; print: (text: string) => void },
+  options: {
+    run: string;
+    out?: string;
+    openings?: boolean;
+    print: (text: string) => void;
+    warn: (text: string) => void;
+  },
 ): Promise<number> {
   requireDataDir(dataDir);
-  const { store, ledger } = await openLedger(dataDir);
+  const opened = await openLedger(dataDir, undefined, 'callgate export');
   try {
-    if (!(await store.getRun(options.run))) {
-      options.print(`callgate export: no run ${options.run} in ${dataDir}`);
+    if (!(await opened.store.getRun(options.run))) {
+      options.warn(`callgate export: no run ${options.run} in ${dataDir}`);
       return 1;
     }
-    const bundle = await ledger.exportRun(options.run, { openings: options.openings ?? false });
+    const bundle = await opened.ledger.exportRun(options.run, { openings: options.openings ?? false });
+    if (options.openings && (bundle.openings?.length ?? 0) === 0) {
+      options.warn(
+        'warning: no openings were found: the vault was off when this run was recorded (vault: true in callgate.yaml)',
+      );
+    }
     const text = `${JSON.stringify(bundle, null, 2)}\n`;
     if (options.out) {
       await writeFile(options.out, text);
@@ -37,18 +63,17 @@ export async function runExport(
     }
     return 0;
   } finally {
-    await ledger.close();
-    await store.close();
+    await opened.close();
   }
 }
 
-/** `callgate runs list`: newest first. */
+/** `callgate runs list`: newest first. Reads only, so it works beside a running server. */
 export async function runRunsList(
   dataDir: string,
   options: { limit: number; print: (text: string) => void },
 ) {
   requireDataDir(dataDir);
-  const { store, ledger } = await openLedger(dataDir);
+  const { store } = openDataDir(dataDir);
   try {
     const runs = await store.listRuns({ limit: options.limit });
     if (runs.length === 0) options.print('no runs');
@@ -58,19 +83,18 @@ export async function runRunsList(
     }
     return 0;
   } finally {
-    await ledger.close();
     await store.close();
   }
 }
 
-/** `callgate runs show ID`: the run's timeline from its records. */
+/** `callgate runs show ID`: the run's timeline from its records. Reads only. */
 export async function runRunsShow(
   dataDir: string,
   runId: string,
   print: (text: string) => void,
 ): Promise<number> {
   requireDataDir(dataDir);
-  const { store, ledger } = await openLedger(dataDir);
+  const { store } = openDataDir(dataDir);
   try {
     const run = await store.getRun(runId);
     if (!run) {
@@ -81,7 +105,6 @@ export async function runRunsShow(
     print(formatTimeline(timelineOf(await store.readRunRecords(runId))));
     return 0;
   } finally {
-    await ledger.close();
     await store.close();
   }
 }

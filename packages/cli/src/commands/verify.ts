@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { verifyBundle } from '@callgate/core';
+import { parseVerifierKey, verifyBundle } from '@callgate/core';
 
 export interface VerifyOptions {
   publicKey?: string;
@@ -20,6 +20,16 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
   } catch (error) {
     options.out(`callgate verify: cannot read ${file}: ${(error as Error).message}`);
     return 2;
+  }
+  if (options.publicKey) {
+    try {
+      parseVerifierKey(options.publicKey);
+    } catch (error) {
+      options.out(
+        `callgate verify: --public-key is not a verifier key (name+id+key): ${(error as Error).message}`,
+      );
+      return 2;
+    }
   }
   const report = verifyBundle(input, {
     ...(options.publicKey ? { publicKey: options.publicKey } : {}),

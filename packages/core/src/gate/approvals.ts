@@ -21,6 +21,16 @@ export interface ApprovalState {
   arguments?: Record<string, unknown>;
 }
 
+/** How a pending approval ends. */
+interface Settlement {
+  status: 'approved' | 'denied' | 'expired' | 'withdrawn';
+  reviewer?: string;
+  reason?: string | undefined;
+  edited?: boolean;
+  digest?: string;
+  arguments?: Record<string, unknown> | undefined;
+}
+
 interface Live {
   controller: AbortController;
   timer: ReturnType<typeof setTimeout>;
@@ -39,6 +49,8 @@ export class ApprovalCoordinator {
   readonly #grants = new Map<string, Grant>();
   readonly #edited = new Map<string, Record<string, unknown>>();
   readonly #listeners = new Set<(approval: Approval) => void>();
+  /** Resolutions under way: an approval's stored status changes before its grant exists. */
+  readonly #resolving = new Map<string, Promise<ApprovalState | undefined>>();
 
   constructor(context: GateContext, ports: ApprovalPort[]) {
     this.#context = context;
@@ -191,17 +203,15 @@ export class ApprovalCoordinator {
     return this.#resolve(current, { status: 'withdrawn', reason });
   }
 
-  async #resolve(
-    current: Approval,
-    outcome: {
-      status: 'approved' | 'denied' | 'expired' | 'withdrawn';
-      reviewer?: string;
-      reason?: string | undefined;
-      edited?: boolean;
-      digest?: string;
-      arguments?: Record<string, unknown> | undefined;
-    },
-  ): Promise<ApprovalState | undefined> {
+  #resolve(current: Approval, outcome: Settlement): Promise<ApprovalState | undefined> {
+    if (this.#resolving.has(current.id)) return Promise.resolve(undefined);
+    const settling = this.#settle(current, outcome).finally(() => this.#resolving.delete(current.id));
+    this.#resolving.set(current.id, settling);
+    return settling;
+  }
+
+  /** Resolves a pending approval in the store and the ledger; use through #resolve. */
+  async #settle(current: Approval, outcome: Settlement): Promise<ApprovalState | undefined> {
     const { store, ledger, clock } = this.#context;
     const now = clock();
     const resolved = await store.resolveApproval(current.id, {
@@ -274,7 +284,9 @@ export class ApprovalCoordinator {
     approvalId: string,
     options: { waitMs?: number; signal?: AbortSignal } = {},
   ): Promise<ApprovalState> {
+    await this.#resolving.get(approvalId);
     let approval = await this.#context.store.getApproval(approvalId);
+    if (approval && approval.status !== 'pending') await this.#resolving.get(approvalId);
     if (!approval) throw new CallgateError('not-found', `no approval ${approvalId}`);
     if (approval.status === 'pending' && approval.expires_at <= this.#context.clock()) {
       const expired = await this.expire(approvalId);

@@ -451,3 +451,23 @@ describe('executeStep: outcomes', () => {
     expect(ends.map((r) => r.type === 'call-end' && r.outcome)).toEqual(['error', 'ok']);
   });
 });
+
+describe('executeStep: approval and grant ordering', () => {
+  it('runs an approved call even when the grant is written after the approval shows approved', async () => {
+    const { engine, runId, store } = await testEngine({ ports: [approve] });
+    const putGrant = store.putGrant.bind(store);
+    store.putGrant = async (grant) => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return putGrant(grant);
+    };
+    const { ran, execute } = recorder();
+    const [result] = await executeStep(
+      engine,
+      runId,
+      [{ id: 'slow', tool: 'send_invoice', arguments: { to: 'acme', amount: 5000 } }],
+      execute,
+    );
+    expect(result?.ok).toBe(true);
+    expect(ran).toHaveLength(1);
+  });
+});
