@@ -15,9 +15,20 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
-echo "== npm packages"
-npm ci --no-audit --no-fund --loglevel=error
-npm ci --prefix tools/node22 --no-audit --no-fund --loglevel=error
+# npm ci only when the lock file changed since the last install here (npm ci always starts over).
+npm_ci() { # folder
+  local folder=$1 marker="$1/node_modules/.callgate-lock-sha256" sum
+  sum=$(sha256sum "$folder/package-lock.json" | cut -d' ' -f1)
+  if [ -f "$marker" ] && [ "$(cat "$marker")" = "$sum" ]; then
+    echo "== npm packages in $folder: up to date"
+    return
+  fi
+  echo "== npm packages in $folder"
+  npm ci --prefix "$folder" --no-audit --no-fund --loglevel=error
+  echo "$sum" >"$marker"
+}
+npm_ci .
+[ "${CALLGATE_SKIP_NODE22:-}" = 1 ] || npm_ci tools/node22
 
 echo "== build (tsc -b)"
 npm run build --silent
