@@ -1,6 +1,6 @@
 // Measurement helpers for the benchmarks: latency percentiles of sequential operations and
 // sustained throughput of concurrent ones. Figures are microseconds and operations per second.
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 
 /** Percentile `p` (0–100) of sorted numbers. */
 function percentile(sorted, p) {
@@ -79,4 +79,12 @@ export function machine() {
     node: process.version,
     date: new Date().toISOString(),
   };
+}
+
+/**
+ * The 1-minute load average now: how busy the machine was while a figure was taken (above the
+ * number of cores, other work was competing for them and every figure is pessimistic).
+ */
+export function load() {
+  return Math.round(loadavg()[0] * 100) / 100;
 }

@@ -1,5 +1,7 @@
 // callgate benchmarks (DESIGN §7). Run with `npm run bench`: prints a table and writes
-// bench/results/latest.json (one object per figure). Targets are printed beside each figure.
+// bench/results/latest.json (one object per figure). Targets are printed beside each figure, and
+// the 1-minute load average when it was taken: on a machine busy with other work (load above its
+// core count) every figure is pessimistic.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +16,7 @@ import {
 } from '@callgate/core';
 import { SqliteStore } from '@callgate/store-sqlite';
 import { makeBenchInputs, makeBenchPolicy } from '../packages/core/dist/policy/bench-policy.js';
-import { latency, latencySync, machine, throughput } from './measure.mjs';
+import { latency, latencySync, load, machine, throughput } from './measure.mjs';
 
 const quick = process.argv.includes('--quick');
 const scale = quick ? 0.1 : 1;
@@ -22,11 +24,11 @@ const figures = [];
 const info = machine();
 
 function report(name, figure, target) {
-  const row = { name, ...figure, target, cpu: info.cpu, node: info.node, date: info.date };
+  const row = { name, ...figure, target, load: load(), cpu: info.cpu, node: info.node, date: info.date };
   figures.push(row);
   const cell = (value) => String(value ?? '—').padStart(10);
   console.log(
-    `${name.padEnd(52)}${cell(figure.p50_us)}${cell(figure.p99_us)}${cell(figure.p999_us)}${cell(figure.per_second)}   ${target ?? ''}`,
+    `${name.padEnd(52)}${cell(figure.p50_us)}${cell(figure.p99_us)}${cell(figure.p999_us)}${cell(figure.per_second)}${cell(row.load)}   ${target ?? ''}`,
   );
 }
 
@@ -70,10 +72,10 @@ const call = (i) => [
 ];
 
 console.log(
-  `callgate benchmarks — ${info.cpu}, ${info.cores} cores, Node ${info.node}${quick ? ' (quick)' : ''}`,
+  `callgate benchmarks — ${info.cpu}, ${info.cores} cores, Node ${info.node}, load ${load()}${quick ? ' (quick)' : ''}`,
 );
 console.log(
-  `${'figure'.padEnd(52)}${'p50 µs'.padStart(10)}${'p99 µs'.padStart(10)}${'p99.9 µs'.padStart(10)}${'per s'.padStart(10)}   target`,
+  `${'figure'.padEnd(52)}${'p50 µs'.padStart(10)}${'p99 µs'.padStart(10)}${'p99.9 µs'.padStart(10)}${'per s'.padStart(10)}${'load'.padStart(10)}   target`,
 );
 
 // 1. Policy evaluation alone, 200 rules.

@@ -61,22 +61,54 @@ export interface CallRecordRow {
   ended_at: number | null;
 }
 
-export function callToRow(call: CallRow): CallRecordRow {
-  return {
-    run_id: call.run_id,
-    call_id: call.call_id,
-    attempt: call.attempt,
-    minted: call.minted ? 1 : 0,
-    tool: call.tool,
-    arguments_digest: call.arguments_digest,
-    decision: call.decision,
-    rules: canonicalJson(call.rules),
-    approval_id: call.approval_id ?? null,
-    idempotency_key: call.idempotency_key ?? null,
-    outcome: call.outcome ?? null,
-    decided_at: call.decided_at,
-    ended_at: call.ended_at ?? null,
-  };
+/** The values of a `calls` row in CALL_COLUMNS order (positional binding: cheaper than by name). */
+export type CallParameters = [
+  run_id: string,
+  call_id: string,
+  attempt: number,
+  minted: number,
+  tool: string,
+  arguments_digest: string | null,
+  decision: string,
+  rules: string,
+  approval_id: string | null,
+  idempotency_key: string | null,
+  outcome: string | null,
+  decided_at: number,
+  ended_at: number | null,
+];
+
+/** A call as the parameters of the `calls` upsert. Written on every decision: kept lean. */
+export function callToParameters(call: CallRow): CallParameters {
+  return [
+    call.run_id,
+    call.call_id,
+    call.attempt,
+    call.minted ? 1 : 0,
+    call.tool,
+    call.arguments_digest,
+    call.decision,
+    canonicalStrings(call.rules),
+    call.approval_id ?? null,
+    call.idempotency_key ?? null,
+    call.outcome ?? null,
+    call.decided_at,
+    call.ended_at ?? null,
+  ];
+}
+
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * RFC 8785 text of a list of strings. Without surrogates, JSON.stringify writes exactly that
+ * (JCS escapes strings as JSON.stringify does); anything else goes through canonicalJson, which
+ * refuses lone surrogates.
+ */
+function canonicalStrings(list: readonly string[]): string {
+  for (const item of list) {
+    if (typeof item !== 'string' || ANY_SURROGATE.test(item)) return canonicalJson(list);
+  }
+  return JSON.stringify(list);
 }
 
 export function rowToCall(row: CallRecordRow): CallRow {

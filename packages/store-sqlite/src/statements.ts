@@ -5,6 +5,7 @@ import type Database from 'better-sqlite3';
 import type {
   ApiKeyRecordRow,
   ApprovalRecordRow,
+  CallParameters,
   CallRecordRow,
   CheckpointRecordRow,
   GrantRecordRow,
@@ -57,8 +58,10 @@ export function prepareStatements(database: Database.Database) {
     ),
     endRun: prepare<[string, number, string]>('UPDATE runs SET status = ?, ended_at = ? WHERE run_id = ?'),
 
-    upsertCall: prepare<[CallRecordRow]>(
-      `INSERT INTO calls (${CALL_COLUMNS}) VALUES (${placeholders(CALL_COLUMNS)})
+    upsertCall: prepare<CallParameters>(
+      `INSERT INTO calls (${CALL_COLUMNS}) VALUES (${CALL_COLUMNS.split(', ')
+        .map(() => '?')
+        .join(', ')})
        ON CONFLICT (run_id, call_id, attempt) DO UPDATE SET ${CALL_COLUMNS.split(', ')
          .map((column) => `${column} = excluded.${column}`)
          .join(', ')}`,

@@ -8,7 +8,7 @@ import {
   type ToolCall,
 } from '@callgate/protocol';
 import { sha256Digest } from '../crypto.js';
-import { canonicalJson } from '../json/canonical.js';
+import { fastCanonicalJson } from '../json/canonical.js';
 import { readArguments } from '../json/safe-json.js';
 import type { CallRow } from '../store/store.js';
 import { commitValue, type GateContext } from './context.js';
@@ -52,14 +52,17 @@ interface Prepared {
   idempotencyKey?: string;
 }
 
-/** The model's arguments as committed in its message: JSON-able whatever the model sent. */
-function rawArguments(value: unknown): unknown {
-  if (value === undefined) return null;
+/**
+ * The model's arguments as committed in its message, JSON-able whatever the model sent, with
+ * their RFC 8785 text (computed once: it is what the commitment hashes).
+ */
+function rawArguments(value: unknown): { value: unknown; canonical: string } {
+  if (value === undefined) return { value: null, canonical: 'null' };
   try {
-    canonicalJson(value);
-    return value;
+    return { value, canonical: fastCanonicalJson(value) };
   } catch {
-    return { unreadable_base64: Buffer.from(String(value), 'utf8').toString('base64') };
+    const unreadable = { unreadable_base64: Buffer.from(String(value), 'utf8').toString('base64') };
+    return { value: unreadable, canonical: fastCanonicalJson(unreadable) };
   }
 }
 
@@ -113,7 +116,7 @@ function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Ma
     validateArguments(registered, args);
     const policy = context.policy();
     for (const name of policy.scrub) delete args[name];
-    const canonical = canonicalJson(args);
+    const canonical = fastCanonicalJson(args);
     verdict.arguments = args;
     verdict.arguments_digest = sha256Digest(canonical);
     context.guardrails.check(tool, args);
@@ -121,7 +124,7 @@ function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Ma
     let idempotencyKey: string | undefined;
     if (spec.idempotencyKey) {
       const value = valueAtPath(args, spec.idempotencyKey);
-      if (value !== undefined) idempotencyKey = canonicalJson(value);
+      if (value !== undefined) idempotencyKey = fastCanonicalJson(value);
     } else if (spec.annotations?.idempotentHint === false && spec.annotations.readOnlyHint !== true) {
       idempotencyKey = verdict.arguments_digest;
     }
@@ -162,12 +165,13 @@ export async function decideCalls(
     const message = options.message;
     const toolCalls = calls.map((call, index) => {
       const verdict = (prepared[index] as Prepared).verdict;
+      // The arguments exactly as the model sent them (before parsing and scrubbing).
+      const raw = rawArguments(call.arguments);
       return {
         call_id: verdict.call_id,
         minted: verdict.minted,
         tool: verdict.tool,
-        // The arguments exactly as the model sent them (before parsing and scrubbing).
-        arguments_commitment: commitValue(context, rawArguments(call.arguments), writes),
+        arguments_commitment: commitValue(context, raw.value, writes, raw.canonical),
       };
     });
     const content = message.content === undefined ? null : commitValue(context, message.content, writes);

@@ -194,7 +194,10 @@ export class Engine {
    * `to_ts` (epoch ms) because the gate could not be reached and the client's fail mode was
    * `open`. The auditor sees the hole instead of a silent absence.
    */
-  async recordGap(runId: string, gap: { reason: string; from_ts: number; to_ts: number; calls: number }): Promise<void> {
+  async recordGap(
+    runId: string,
+    gap: { reason: string; from_ts: number; to_ts: number; calls: number },
+  ): Promise<void> {
     await this.#runs.get(runId);
     await this.ledger.append(runId, { type: 'gap', ...gap });
   }

@@ -1,6 +1,6 @@
 import { CallgateError, type ErrorKind, type Outcome } from '@callgate/protocol';
 import { sha256Digest } from '../crypto.js';
-import { canonicalJson } from '../json/canonical.js';
+import { fastCanonicalJson } from '../json/canonical.js';
 import { readArguments } from '../json/safe-json.js';
 import { commitValue, type GateContext } from './context.js';
 import type { RunState } from './run-state.js';
@@ -25,7 +25,7 @@ export interface CallOutcomeReport {
 /** A tool result as JSON: values with no JSON form are recorded by their text. */
 function jsonSafe(value: unknown): unknown {
   try {
-    canonicalJson(value);
+    fastCanonicalJson(value);
     return value;
   } catch {
     try {
@@ -72,7 +72,7 @@ export async function recordOutcome(
     let ranDigest: string | null = null;
     try {
       if (report.arguments !== undefined)
-        ranDigest = sha256Digest(canonicalJson(readArguments(report.arguments, context.jsonLimits)));
+        ranDigest = sha256Digest(fastCanonicalJson(readArguments(report.arguments, context.jsonLimits)));
     } catch {
       ranDigest = null;
     }

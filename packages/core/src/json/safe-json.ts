@@ -73,7 +73,11 @@ export function parseJsonStrict(
   return value;
 }
 
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+
 function hasLoneSurrogate(value: string): boolean {
+  // A native scan first: most strings hold no surrogate at all.
+  if (value.length > 32 && !ANY_SURROGATE.test(value)) return false;
   for (let index = 0; index < value.length; index++) {
     const code = value.charCodeAt(index);
     if (code >= 0xd800 && code <= 0xdbff) {
@@ -102,47 +106,64 @@ export function checkJsonValue(
   limits: JsonLimits = DEFAULT_JSON_LIMITS,
 ): void {
   let bytes = 0;
-  const visit = (node: unknown, at: string, depth: number): void => {
+  // The keys and indexes down to the node being checked: its path is spelled out only to refuse it.
+  const trail: Array<string | number> = [];
+  const where = (): string => {
+    let at = path;
+    for (const step of trail) at = typeof step === 'number' ? `${at}[${step}]` : keyPath(at, step);
+    return at;
+  };
+  const refuseHere = (reason: string): never => {
+    const at = where();
+    return refuse(`${at}: ${reason}`, at);
+  };
+  const visit = (node: unknown, depth: number): void => {
     if (node === null || typeof node === 'boolean') {
       bytes += 5;
     } else if (typeof node === 'number') {
-      if (!Number.isFinite(node)) refuse(`${at}: ${node} is not a JSON number`, at);
+      if (!Number.isFinite(node)) refuseHere(`${node} is not a JSON number`);
       if (Number.isInteger(node) && !Number.isSafeInteger(node)) {
-        refuse(
-          `${at}: the integer ${node} is beyond ±(2^53−1) and has lost precision; send it as a string`,
-          at,
-        );
+        refuseHere(`the integer ${node} is beyond ±(2^53−1) and has lost precision; send it as a string`);
       }
       bytes += 8;
     } else if (typeof node === 'string') {
-      if (hasLoneSurrogate(node)) refuse(`${at}: the string holds a lone UTF-16 surrogate`, at);
+      if (hasLoneSurrogate(node)) refuseHere('the string holds a lone UTF-16 surrogate');
       bytes += node.length + 2;
     } else if (Array.isArray(node)) {
-      if (depth >= limits.maxDepth) refuse(`${at}: nesting deeper than ${limits.maxDepth}`, at);
-      node.forEach((item, index) => {
-        visit(item, `${at}[${index}]`, depth + 1);
-      });
+      if (depth >= limits.maxDepth) refuseHere(`nesting deeper than ${limits.maxDepth}`);
+      for (let index = 0; index < node.length; index++) {
+        const item: unknown = node[index];
+        // A hole of a sparse array is skipped, as forEach would.
+        if (item === undefined && !(index in node)) continue;
+        trail.push(index);
+        visit(item, depth + 1);
+        trail.pop();
+      }
       bytes += node.length + 2;
     } else if (typeof node === 'object') {
       const prototype = Object.getPrototypeOf(node);
       if (prototype !== Object.prototype && prototype !== null) {
-        refuse(`${at}: a ${prototype?.constructor?.name ?? 'non-plain'} object is not JSON`, at);
+        refuseHere(`a ${prototype?.constructor?.name ?? 'non-plain'} object is not JSON`);
       }
-      if (depth >= limits.maxDepth) refuse(`${at}: nesting deeper than ${limits.maxDepth}`, at);
+      if (depth >= limits.maxDepth) refuseHere(`nesting deeper than ${limits.maxDepth}`);
       for (const key of Object.keys(node)) {
-        const child = keyPath(at, key);
-        if (POLLUTING_KEYS.has(key)) refuse(`${child}: the key "${key}" is not accepted`, child);
-        if (hasLoneSurrogate(key)) refuse(`${at}: a key holds a lone UTF-16 surrogate`, at);
+        if (POLLUTING_KEYS.has(key)) {
+          trail.push(key);
+          refuseHere(`the key "${key}" is not accepted`);
+        }
+        if (hasLoneSurrogate(key)) refuseHere('a key holds a lone UTF-16 surrogate');
         bytes += key.length + 3;
-        visit((node as Record<string, unknown>)[key], child, depth + 1);
+        trail.push(key);
+        visit((node as Record<string, unknown>)[key], depth + 1);
+        trail.pop();
       }
       bytes += 2;
     } else {
-      refuse(`${at}: a ${typeof node} is not JSON`, at);
+      refuseHere(`a ${typeof node} is not JSON`);
     }
     if (bytes > limits.maxBytes) refuse(`${path} is over the size limit of ${limits.maxBytes} bytes`, path);
   };
-  visit(value, path, 0);
+  visit(value, 0);
 }
 
 /**

@@ -256,7 +256,10 @@ export class Ledger {
     this.#queue.push({ stored, previous, resolve, reject });
     if (!this.#scheduled && !this.#writing) {
       this.#scheduled = true;
-      queueMicrotask(this.#drain);
+      // After the promise jobs of this turn (every decision running concurrently appends before
+      // it), so that they share one store write; a store that commits at the end of the turn
+      // (SqliteStore) then commits it together with their other writes.
+      process.nextTick(this.#drain);
     }
   }
 

@@ -16,9 +16,15 @@ export function leafHash(data: string | Uint8Array): Buffer {
   return sha256(input);
 }
 
+/** The input of a node hash of two 32-byte children, reused: sha256 copies the digest out. */
+const NODE_INPUT = Buffer.alloc(1 + 2 * HASH_SIZE);
+
 /** RFC 9162 §2.1.1 interior node hash: SHA-256(0x01 ‖ left ‖ right). Returns 32 bytes. */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  const input = Buffer.allocUnsafe(1 + left.length + right.length);
+  const input =
+    left.length === HASH_SIZE && right.length === HASH_SIZE
+      ? NODE_INPUT
+      : Buffer.allocUnsafe(1 + left.length + right.length);
   input[0] = 0x01;
   input.set(left, 1);
   input.set(right, 1 + left.length);

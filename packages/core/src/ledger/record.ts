@@ -1,6 +1,6 @@
 // Sealing a ledger record: its canonical bytes, its Merkle leaf hash and its chain digest.
 import type { LedgerRecord } from '@callgate/protocol';
-import { sha256 } from '../crypto.js';
+import { sha256, sha256Digest, sha256Into } from '../crypto.js';
 import type { StoredRecord } from '../store/store.js';
 import { fastCanonicalJson } from './fast-canonical.js';
 
@@ -21,15 +21,32 @@ export interface RecordHashes {
  */
 export function hashRecord(record: unknown): RecordHashes {
   const canonical = fastCanonicalJson(record);
-  // One buffer for both hashes: 0x00 ‖ canonical bytes.
-  const prefixed = Buffer.allocUnsafe(Buffer.byteLength(canonical, 'utf8') + 1);
-  prefixed[0] = 0x00;
-  prefixed.write(canonical, 1, 'utf8');
+  const prefixed = leafInput(canonical);
   return {
     canonical,
     leaf_hash: sha256(prefixed),
-    digest: `sha256:${sha256(prefixed.subarray(1)).toString('hex')}`,
+    digest: sha256Digest(prefixed.subarray(1)),
   };
+}
+
+/** One buffer for both hashes of a record: 0x00 ‖ its canonical bytes (UTF-8). */
+function leafInput(canonical: string): Buffer {
+  const prefixed = Buffer.allocUnsafe(Buffer.byteLength(canonical, 'utf8') + 1);
+  prefixed[0] = 0x00;
+  prefixed.write(canonical, 1, 'utf8');
+  return prefixed;
+}
+
+/**
+ * {@link hashRecord} for a verifier of many records: writes the RFC 9162 leaf hash of the
+ * record's canonical bytes into `leaves` at `offset` (32 bytes) instead of a Buffer of its own,
+ * and returns their `sha256:` digest.
+ * @throws CallgateError `tool-args-invalid` when the value has no canonical JSON form.
+ */
+export function hashRecordInto(record: unknown, leaves: Uint8Array, offset: number): string {
+  const prefixed = leafInput(fastCanonicalJson(record));
+  sha256Into(leaves, offset, prefixed);
+  return sha256Digest(prefixed.subarray(1));
 }
 
 /** The fields the ledger adds to a body, in RFC 8785 key order. */

@@ -7,23 +7,18 @@ import { checkCalls } from './calls.js';
 import { checkCheckpoints, checkConsistency, checkKey, checkTruncation } from './checkpoints.js';
 import { checkOpenings, checkPolicies } from './contents.js';
 import { type InclusionItem, verifyInclusions } from './inclusion.js';
-import {
-  type CheckedRecord,
-  checkChains,
-  checkOrder,
-  checkRecordForms,
-  lastRecordOfRuns,
-} from './records.js';
+import { type CheckedRecords, checkRecords, lastRecordOfRuns, leafOf } from './records.js';
 import { Findings, type VerifyOptions, type VerifyReport } from './report.js';
 
 /** `inclusion`: one proof per record, for its seq, under the last checkpoint, and it holds. */
 function checkInclusion(
   bundle: Bundle,
-  checked: readonly CheckedRecord[],
+  checked: CheckedRecords,
   last: Checkpoint | undefined,
   findings: Findings,
 ): void {
-  if (checked.length === 0) return;
+  const count = checked.records.length;
+  if (count === 0) return;
   if (last === undefined) {
     findings.fail(
       'checkpoint-missing',
@@ -32,37 +27,38 @@ function checkInclusion(
     return;
   }
   const items: InclusionItem[] = [];
-  const owners: CheckedRecord[] = [];
-  for (const [index, entry] of checked.entries()) {
+  const owners: number[] = [];
+  for (let index = 0; index < count; index++) {
+    const raw = checked.raw[index];
     const proof = bundle.proofs[index];
-    const seq = entry.record?.seq;
+    const seq = checked.records[index]?.seq;
+    const leaf = leafOf(checked, index);
     if (proof === undefined) {
-      findings.fail('inclusion', 'no inclusion proof for this record', entry.raw);
-    } else if (seq === undefined || entry.leaf === undefined) {
-      findings.fail('inclusion', 'the record cannot be proven: it is malformed', entry.raw);
+      findings.fail('inclusion', 'no inclusion proof for this record', raw);
+    } else if (seq === undefined || leaf === undefined) {
+      findings.fail('inclusion', 'the record cannot be proven: it is malformed', raw);
     } else if (proof.leaf_index !== seq || proof.tree_size !== last.size) {
       findings.fail(
         'inclusion',
         `the proof is for leaf ${proof.leaf_index} of a tree of ${proof.tree_size}, not leaf ${seq} of the last checkpoint's ${last.size}`,
-        entry.raw,
+        raw,
       );
     } else {
-      items.push({ leaf: entry.leaf, index: seq, hashes: proof.hashes });
-      owners.push(entry);
+      items.push({ leaf, index: seq, hashes: proof.hashes });
+      owners.push(index);
     }
   }
-  verifyInclusions(items, last.size, last.root).forEach((holds, index) => {
-    if (!holds)
+  const holds = verifyInclusions(items, last.size, last.root);
+  for (let i = 0; i < holds.length; i++) {
+    if (!holds[i])
       findings.fail(
         'inclusion',
         `not included in the log under the checkpoint of size ${last.size}`,
-        owners[index]?.raw,
+        checked.raw[owners[i] as number],
       );
-  });
-  if (bundle.proofs.length > checked.length)
-    findings.warn(
-      `${bundle.proofs.length - checked.length} inclusion proof(s) without a record were ignored`,
-    );
+  }
+  if (bundle.proofs.length > count)
+    findings.warn(`${bundle.proofs.length - count} inclusion proof(s) without a record were ignored`);
 }
 
 /**
@@ -104,14 +100,10 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
   if (bundle.records.length > 0 && bundle.checkpoints.length === 0)
     findings.fail('checkpoint-missing', 'the bundle has records but no checkpoint');
 
-  const checked = checkRecordForms(bundle.records, findings);
-  checkOrder(checked, findings);
-  checkChains(checked, findings);
+  const checked = checkRecords(bundle.records, findings);
   checkInclusion(bundle, checked, bodies.at(-1), findings);
 
-  const records = checked.flatMap((entry): LedgerRecord[] =>
-    entry.record === undefined ? [] : [entry.record],
-  );
+  const records = checked.records.filter((record): record is LedgerRecord => record !== undefined);
   checkCalls(records, findings);
   checkPolicies(bundle, records, findings);
   checkOpenings(bundle, records, findings);
