@@ -115,6 +115,26 @@ describe('Engine in remote style (decide, then run elsewhere)', () => {
     });
   });
 
+  it('refuses a report that a refused, denied or still-pending call ran', async () => {
+    const { engine, runId } = await testEngine();
+    const verdicts = await engine.decide(runId, [
+      { id: 'no', tool: 'delete_file', arguments: { path: 'x' } },
+      { id: 'bad', tool: 'nope', arguments: {} },
+      { id: 'wait', tool: 'send_invoice', arguments: { to: 'a', amount: 5000 } },
+    ]);
+    expect(verdicts.map((verdict) => verdict.status)).toEqual(['refused', 'refused', 'pending']);
+    for (const callId of ['no', 'bad', 'wait']) {
+      await expect(engine.recordOutcome(runId, { call_id: callId, outcome: 'ok' })).rejects.toMatchObject({
+        kind: 'conflict',
+      });
+    }
+    await engine.respondToApproval(verdicts[2]?.approval?.id as string, { approved: false, reviewer: 'r' });
+    await expect(engine.recordOutcome(runId, { call_id: 'wait', outcome: 'error' })).rejects.toMatchObject({
+      kind: 'conflict',
+    });
+    await expect(engine.recordOutcome(runId, { call_id: 'no', outcome: 'denied' })).resolves.toBe('denied');
+  });
+
   it('ends a run recording decided-not-completed for calls that never reported, and refuses further steps', async () => {
     const { engine, runId, store } = await testEngine();
     await engine.decide(runId, [

@@ -66,6 +66,24 @@ export async function recordOutcome(
       call_id: report.call_id,
     });
   }
+  const ran = report.outcome !== 'denied' && report.outcome !== 'decided-not-completed';
+  if (ran && (call.decision === 'deny' || call.decision === 'refused')) {
+    throw new CallgateError(
+      'conflict',
+      `call ${report.call_id} was refused: it cannot have run; record its outcome as denied`,
+      { call_id: report.call_id },
+    );
+  }
+  if (ran && call.decision === 'ask') {
+    const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
+    if (approval?.status !== 'approved') {
+      throw new CallgateError(
+        'conflict',
+        `call ${report.call_id} waits on approval ${call.approval_id} (${approval?.status ?? 'unknown'}): it may run only once approved`,
+        { call_id: report.call_id, ...(call.approval_id ? { approval_id: call.approval_id } : {}) },
+      );
+    }
+  }
   let outcome = report.outcome;
   let digest = call.arguments_digest;
   if (report.arguments !== undefined || (report.tool !== undefined && report.tool !== call.tool)) {

@@ -80,6 +80,22 @@ describe('readArguments', () => {
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
   });
 
+  it('names the JSON path of an integer beyond 2^53 in JSON text, with its original digits', () => {
+    const error = refusal(() => readArguments('{"invoice": {"lines": [1, 9007199254740993]}}'));
+    expect(error.details.path).toBe('arguments.invoice.lines[1]');
+    expect(error.message).toContain('9007199254740993');
+  });
+
+  it('refuses absurdly deep JSON text before parsing it, with its position', () => {
+    const error = refusal(() => readArguments(`{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`));
+    expect(error.message).toMatch(/nesting deeper than 64 \(line 1, column 69\)/);
+    expect(
+      readArguments('{"s": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\\"[["}'),
+    ).toEqual({
+      s: `${'['.repeat(75)}"[[`,
+    });
+  });
+
   it('refuses duplicate keys', () => {
     expect(refusal(() => readArguments('{"a": 1, "a": 2}')).message).toMatch(/Duplicate key/);
   });

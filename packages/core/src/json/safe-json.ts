@@ -1,5 +1,5 @@
 import { CallgateError } from '@callgate/protocol';
-import { parse as parseLossless } from 'lossless-json';
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 
 /** Limits on a JSON value taken from a model. */
 export interface JsonLimits {
@@ -26,6 +26,51 @@ function describeNumber(text: string, path: string): number {
       `${path}: the integer ${text} is beyond ±(2^53−1) and would lose precision; send it as a string`,
       path,
     );
+  }
+  return value;
+}
+
+/**
+ * The position where `text` (JSON) first nests deeper than `maxDepth`, or undefined. A scan of
+ * brackets outside strings, so absurdly deep text is refused before a recursive parser sees it.
+ */
+function depthBeyond(text: string, maxDepth: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 92)
+        index++; // backslash: skip the escaped character
+      else if (code === 34) inString = false;
+    } else if (code === 34) inString = true;
+    else if (code === 123 || code === 91) {
+      depth++;
+      if (depth > maxDepth) return index;
+    } else if (code === 125 || code === 93) depth--;
+  }
+  return undefined;
+}
+
+const childPath = (path: string, key: string) =>
+  /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+
+/** Turns the parser's lossless numbers into numbers, refusing by JSON path any that would lose precision. */
+function withNumbers(value: unknown, path: string): unknown {
+  if (isLosslessNumber(value)) return describeNumber(value.value, path);
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++)
+      value[index] = withNumbers(value[index], `${path}[${index}]`);
+    return value;
+  }
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const at = childPath(path, key);
+      // Refused here already: assigning to `__proto__` would set the prototype, not a key.
+      if (POLLUTING_KEYS.has(key)) refuse(`${at}: the key "${key}" is not accepted`, at);
+      record[key] = withNumbers(record[key], at);
+    }
   }
   return value;
 }
@@ -59,9 +104,13 @@ export function parseJsonStrict(
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > limits.maxBytes)
     refuse(`${path} is ${bytes} bytes, over the limit of ${limits.maxBytes}`, path);
+  const tooDeep = depthBeyond(text, limits.maxDepth);
+  if (tooDeep !== undefined) {
+    refuse(`${path}: nesting deeper than ${limits.maxDepth} (${lineAndColumn(text, tooDeep)})`, path);
+  }
   let value: unknown;
   try {
-    value = parseLossless(text, null, (digits) => describeNumber(digits, `${path} (number ${digits})`));
+    value = withNumbers(parseLossless(text), path);
   } catch (error) {
     if (error instanceof CallgateError) throw error;
     const message = (error as Error).message;

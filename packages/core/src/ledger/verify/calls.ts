@@ -92,14 +92,16 @@ class RunCalls {
   }
 
   end(record: LedgerRecordOf<'call-end'>): void {
-    if (!EXECUTED.has(record.outcome)) return;
     const fail = (message: string) => this.findings.fail('execution', message, record);
     const call = `call ${record.call_id} attempt ${record.attempt}`;
     const decision = this.#decisions.get(`${record.call_id}\u0000${record.attempt}`);
     if (decision === undefined) {
-      fail(`${call} ran without a decision`);
+      fail(
+        `${call} ${EXECUTED.has(record.outcome) ? 'ran' : `ended (${record.outcome})`} without a decision`,
+      );
       return;
     }
+    if (!EXECUTED.has(record.outcome)) return;
     const decided = decision.record;
     decision.executions += 1;
     if (decision.executions > 1) fail(`${call} ran more than once`);

@@ -91,6 +91,15 @@ export function checkRecords(raw: readonly unknown[], findings: Findings): Check
         item,
       ]);
     }
+    if ((record.run_seq === 0) !== (record.type === 'run-start')) {
+      chainFailures.push([
+        'run-sequence',
+        record.type === 'run-start'
+          ? `run ${record.run_id} has a run-start at run_seq ${record.run_seq}: a run starts once, first`
+          : `run ${record.run_id} begins with a ${record.type} record, not run-start`,
+        item,
+      ]);
+    }
     const expectedPrev = head === undefined ? null : head.digest;
     if (head === undefined ? record.prev !== null && record.run_seq === 0 : record.prev !== expectedPrev) {
       chainFailures.push([

@@ -248,6 +248,37 @@ describe('misbehaving calls, policies and openings are caught', () => {
     expectCaught(report, 'execution');
   });
 
+  it('a call ended (not run) without a decision', async () => {
+    const report = await scripted((bodies) =>
+      bodies
+        .filter((body) => !(body.type === 'call-decision' && body.call_id === 'cg-5f2a9c'))
+        .map((body) =>
+          body.type === 'call-end' && body.call_id === 'cg-5f2a9c'
+            ? { ...body, outcome: 'decided-not-completed' }
+            : body,
+        ),
+    );
+    expectCaught(report, 'execution');
+    expect(report.failures.map((failure) => failure.message).join('\n')).toMatch(
+      /ended \(decided-not-completed\) without a decision/,
+    );
+  });
+
+  it('a run that does not begin with run-start', async () => {
+    const report = await scripted((bodies) => bodies.filter((body) => body.type !== 'run-start'));
+    expectCaught(report, 'run-sequence');
+  });
+
+  it('a run without run-end is a warning, and a failure with strict', async () => {
+    const { bundle } = await buildBundleFixture({
+      script: (bodies) => bodies.filter((body) => body.type !== 'run-end'),
+    });
+    const lenient = verifyBundle(bundle, pinned);
+    expect(lenient.ok).toBe(true);
+    expect(lenient.warnings.join('\n')).toMatch(/does not end with a run-end record/);
+    expectCaught(verifyBundle(bundle, { ...pinned, strict: true }), 'run-end');
+  });
+
   it('a policy document altered', () => {
     const report = verifyBundle(
       tampered((bundle) => {

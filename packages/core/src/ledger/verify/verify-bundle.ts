@@ -107,15 +107,11 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
   checkCalls(records, findings);
   checkPolicies(bundle, records, findings);
   checkOpenings(bundle, records, findings);
-  if (options.strict) {
-    for (const last of lastRecordOfRuns(checked).values()) {
-      if (last.type !== 'run-end')
-        findings.fail(
-          'run-end',
-          `run ${last.run_id} does not end with a run-end record: it may be cut short`,
-          last,
-        );
-    }
+  for (const last of lastRecordOfRuns(checked).values()) {
+    if (last.type === 'run-end') continue;
+    const message = `run ${last.run_id} does not end with a run-end record: it may be cut short or still running`;
+    if (options.strict) findings.fail('run-end', message, last);
+    else findings.warn(`${message} (--strict makes this a failure)`);
   }
   if (bundle.synchronous === 'MEMORY')
     findings.warn('the bundle was exported from an in-memory store: its records were never on disk');
