@@ -264,6 +264,13 @@ describe('misbehaving calls, policies and openings are caught', () => {
     );
   });
 
+  it('fields the format does not define are reported as a warning', async () => {
+    const { bundle } = await buildBundleFixture();
+    const report = verifyBundle({ ...bundle, extra: 1 }, pinned);
+    expect(report.ok).toBe(true);
+    expect(report.warnings.join('\n')).toMatch(/does not define, ignored: extra/);
+  });
+
   it('a run that does not begin with run-start', async () => {
     const report = await scripted((bodies) => bodies.filter((body) => body.type !== 'run-start'));
     expectCaught(report, 'run-sequence');

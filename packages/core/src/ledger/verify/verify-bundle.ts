@@ -92,6 +92,11 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
     };
   }
   const bundle = parsed.data;
+  const known = new Set(Object.keys(bundleSchema.shape));
+  const unknown = Object.keys(input as object).filter((key) => !known.has(key));
+  if (unknown.length > 0) {
+    findings.warn(`the bundle has fields callgate-bundle/1 does not define, ignored: ${unknown.join(', ')}`);
+  }
 
   const key = checkKey(bundle, options, findings);
   const bodies = checkCheckpoints(bundle, key, findings);
