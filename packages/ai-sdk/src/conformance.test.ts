@@ -163,7 +163,6 @@ async function runScenario(scenario: Scenario, mode: Mode) {
   try {
     const gate = await createAiSdkGate({
       governor: world.governor,
-      principal: 'conformance',
       approvalWaitMs: 2_000,
     });
     const innerSaw: ModelSaw[] = [];

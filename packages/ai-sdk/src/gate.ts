@@ -45,7 +45,7 @@ export interface AiSdkGateOptions {
   governor: Governor;
   /** Continue this callgate run (e.g. the next request of the same chat). Default: start a new run. */
   runId?: string;
-  /** Who the new run acts for. Default `ai-sdk`. */
+  /** Who the new run acts for. Default: `ai-sdk` in-process; against a server, the API key's name. */
   principal?: string;
   labels?: Record<string, string>;
   parentRunId?: string;
@@ -81,7 +81,7 @@ export async function createAiSdkGate(options: AiSdkGateOptions): Promise<AiSdkG
     options.runId ??
     (
       await options.governor.startRun({
-        principal: options.principal ?? 'ai-sdk',
+        principal: options.principal,
         framework: 'ai-sdk',
         ...(options.labels ? { labels: options.labels } : {}),
         ...(options.parentRunId ? { parent_run_id: options.parentRunId } : {}),

@@ -24,8 +24,8 @@ export interface GrantBinding {
  * Every method throws the server's `CallgateError` (`gate-unavailable` when it cannot be reached).
  */
 export interface RemoteGovernor {
-  /** `POST /v1/runs`. */
-  startRun(start: RunStartRequest & { principal: string }): Promise<{ run_id: string }>;
+  /** `POST /v1/runs`. Without `principal` the run acts under the API key's name (agent keys always do). */
+  startRun(start: RunStartRequest): Promise<{ run_id: string }>;
   /** `POST /v1/runs/:id/decisions`: one verdict per call, in order. */
   decide(
     runId: string,

@@ -104,7 +104,6 @@ async function runScenario(scenario: Scenario, mode: Mode) {
   try {
     const middleware: AgentMiddleware = callgateMiddleware({
       governor: world.governor,
-      principal: 'conformance',
       approvalWaitMs: 2_000,
     });
     const tools = conformanceTools(world);

@@ -18,7 +18,7 @@ import { type ToolSpecExtras, toolSpecOf } from './tool-specs.js';
 export interface CallgateMiddlewareOptions {
   /** callgate in this process (`localGovernor(engine)`) or behind a server (`remoteGovernor(client)`). */
   governor: Governor;
-  /** Who each run acts for (a string, or read from the agent's runtime context). Default `langchain`. */
+  /** Who each run acts for (a string, or read from the agent's runtime context). Default: `langchain` in-process; against a server, the API key's name. */
   principal?: string | ((context: unknown) => string);
   labels?: Record<string, string>;
   /** Longest wait for a person's answer, in ms. Default 5 minutes. */
@@ -104,7 +104,7 @@ export function callgateMiddleware(options: CallgateMiddlewareOptions): AgentMid
       const principal =
         typeof options.principal === 'function' ? options.principal(runtime.context) : options.principal;
       const { run_id } = await governor.startRun({
-        principal: principal ?? 'langchain',
+        principal: principal,
         framework: 'langchain',
         ...(options.labels ? { labels: options.labels } : {}),
       });

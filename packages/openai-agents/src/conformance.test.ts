@@ -102,7 +102,6 @@ async function runScenario(scenario: Scenario, mode: Mode) {
   try {
     const gate = createAgentsGate({
       governor: world.governor,
-      principal: 'conformance',
       approvalWaitMs: 2_000,
     });
     const { agent, saw } = conformanceAgent(world, gate, scenario);
@@ -141,7 +140,7 @@ async function runScenario(scenario: Scenario, mode: Mode) {
 async function runRefused(scenario: Scenario, mode: Mode, refusedWith: string, ranBefore = 0) {
   const world = await conformanceWorld(scenario, mode);
   try {
-    const gate = createAgentsGate({ governor: world.governor, principal: 'conformance' });
+    const gate = createAgentsGate({ governor: world.governor });
     const { agent } = conformanceAgent(world, gate, scenario);
     const context = await gate.begin();
     await expect(run(agent, 'go', { context })).rejects.toThrow(refusedWith);

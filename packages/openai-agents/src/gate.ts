@@ -27,7 +27,7 @@ import { type ToolSpecExtras, toolSpecOf } from './tool-specs.js';
 export interface AgentsGateOptions {
   /** callgate in this process (`localGovernor(engine)`) or behind a server (`remoteGovernor(client)`). */
   governor: Governor;
-  /** Who runs begun without a principal act for. Default `openai-agents`. */
+  /** Who runs begun without a principal act for. Default: `openai-agents` in-process; against a server, the API key's name. */
   principal?: string;
   /** Longest wait for a person's answer, in ms. Default 5 minutes. */
   approvalWaitMs?: number;
@@ -83,7 +83,7 @@ export class AgentsGate {
     start: { principal?: string; labels?: Record<string, string>; parentRunId?: string } = {},
   ): Promise<WithCallgate<T>> {
     const { run_id } = await this.#options.governor.startRun({
-      principal: start.principal ?? this.#options.principal ?? 'openai-agents',
+      principal: start.principal ?? this.#options.principal,
       framework: 'openai-agents',
       ...(start.labels ? { labels: start.labels } : {}),
       ...(start.parentRunId ? { parent_run_id: start.parentRunId } : {}),

@@ -3,12 +3,12 @@ import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
 import { Hono } from 'hono';
 import { DEFAULT_MCP_PROFILE } from './config.js';
-import { errorResponseOf } from './http/errors.js';
+import { errorResponseOf, methodNotAllowedResponse } from './http/errors.js';
 import { Lifecycle } from './lifecycle.js';
 import { openApiDocument } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
-import { mountRoutes, type Route } from './routes/define.js';
+import { allowedMethodsFinder, mountRoutes, type Route } from './routes/define.js';
 import { ledgerRoutes } from './routes/ledger.js';
 import { mountMcp } from './routes/mcp.js';
 import { runRoutes } from './routes/runs.js';
@@ -91,6 +91,7 @@ export function createApp(options: AppOptions): Hono {
   const app = new Hono();
   const routes = apiRoutes(server);
   const document = openApiDocument(routes);
+  const allowedMethods = allowedMethodsFinder([...routes, { method: 'get', path: '/openapi.json' }]);
 
   app.use('*', async (c, next) => {
     if (lifecycle.draining && c.req.path !== '/v1/health') {
@@ -116,6 +117,11 @@ export function createApp(options: AppOptions): Hono {
   if (options.gateway) mountMcp(app, server, options.gateway, options.defaultProfile ?? DEFAULT_MCP_PROFILE);
 
   app.notFound((c) => {
+    const allowed = c.req.path.startsWith('/v1/') ? allowedMethods(c.req.path) : [];
+    if (allowed.length > 0) {
+      const { status, body, headers } = methodNotAllowedResponse(c.req.method, c.req.path, allowed);
+      return c.json(body, status, headers);
+    }
     const error = new CallgateError('not-found', `no route ${c.req.method} ${c.req.path}`);
     if (c.req.path.startsWith('/ui')) return uiErrorResponse(c, server, error);
     const { status, body } = errorResponseOf(error, logger);

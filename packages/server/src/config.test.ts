@@ -108,4 +108,49 @@ describe('callgate.yaml', () => {
       });
     }
   });
+
+  it('names the element and field of a config error, with its line and column', async () => {
+    const dir = await folder();
+    const file = join(dir, 'c.yaml');
+    const cases: [string, string, { line: number; column: number }][] = [
+      [
+        'port: 7420\ntools:\n  - { name: 5 }\n',
+        `${file}.tools[0].name: expected string, received number`,
+        { line: 3, column: 13 },
+      ],
+      [
+        'tools:\n  - name: read_file\n    inputSchema: { type: object }\n  - name: write_file\n',
+        `${file}.tools[1].inputSchema: expected record, received undefined`,
+        { line: 4, column: 5 },
+      ],
+      [
+        'tools:\n  - name: read_file\n    inputSchema: {}\n    anotations: {}\n',
+        `${file}.tools[0].anotations: unknown field`,
+        { line: 4, column: 5 },
+      ],
+      ['tools: 5\n', `${file}.tools: expected array or string, received number`, { line: 1, column: 8 }],
+      ['port: 99999\n', `${file}.port: `, { line: 1, column: 7 }],
+      [
+        'upstreams:\n  - name: files\n    stdio: { args: [x] }\n',
+        `${file}.upstreams.0.stdio.command: `,
+        { line: 3, column: 12 },
+      ],
+    ];
+    for (const [text, message, { line, column }] of cases) {
+      await writeFile(file, text);
+      const error = await readServerConfig(file).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ kind: 'request-invalid', details: { line, column } });
+      expect((error as Error).message).toContain(message);
+      expect((error as Error).message).toMatch(new RegExp(`\\(line ${line}, column ${column}\\)$`));
+    }
+    await writeFile(
+      join(dir, 'tools.yaml'),
+      '- name: ok\n  inputSchema: {}\n- name: [x]\n  inputSchema: {}\n',
+    );
+    await writeFile(file, 'tools: tools.yaml\n');
+    await expect(readServerConfig(file)).rejects.toMatchObject({
+      message: `${join(dir, 'tools.yaml')}[1].name: expected string, received array (line 3, column 9)`,
+      details: { path: `${join(dir, 'tools.yaml')}[1].name`, line: 3, column: 9 },
+    });
+  });
 });

@@ -3,9 +3,9 @@ import { dirname, resolve } from 'node:path';
 import { compilePolicy, loadPolicy, type Policy, type ToolSpec } from '@callgate/core';
 import { parseUpstreams, type UpstreamConfig } from '@callgate/mcp-gateway';
 import { CallgateError, isCallgateError, toolSpecSchema } from '@callgate/protocol';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { parseWith } from './http/validation.js';
+import { formatPath, problemOf } from './http/validation.js';
+import { parseYamlText, type YamlPosition, type YamlText } from './yaml-file.js';
 
 const webhookSchema = z
   .strictObject({
@@ -69,19 +69,57 @@ export interface ServerConfig {
 /** The profile a gateway session gets when neither the URL nor a flag names one. */
 export const DEFAULT_MCP_PROFILE = 'full';
 
+/** `message` with ` (line L, column C)` when the position is known, and the details to send. */
+function located(
+  message: string,
+  path: string,
+  position: YamlPosition | undefined,
+): [string, Record<string, unknown>] {
+  if (!position) return [message, { path }];
+  return [
+    `${message} (line ${position.line}, column ${position.column})`,
+    { path, line: position.line, column: position.column },
+  ];
+}
+
+/**
+ * Validates the value of a YAML file with `schema`.
+ * @throws CallgateError `request-invalid` naming the element and field from `file` on
+ *   (`/etc/callgate.yaml.tools[0].name: expected string, received number (line 3, column 13)`),
+ *   with `details.path`, and `details.line` and `details.column` when the text has them.
+ */
+function validateYaml<Schema extends z.ZodType>(
+  schema: Schema,
+  source: YamlText,
+  value: unknown,
+  file: string,
+): z.output<Schema> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const problem = problemOf(parsed.error);
+  const path = formatPath(file, problem.path);
+  const position = source.positionOf(problem.path, problem.unknownField ? 'key' : 'value');
+  throw new CallgateError('request-invalid', ...located(`${path}: ${problem.message}`, path, position));
+}
+
 /**
  * Validates `upstreams:` with the gateway's own rules and resolves each stdio upstream's `cwd`
  * against `base` (the config file's folder, also the default `cwd`).
  */
-function readUpstreams(value: unknown, file: string, base: string): UpstreamConfig[] {
+function readUpstreams(value: unknown, source: YamlText, file: string, base: string): UpstreamConfig[] {
   let upstreams: UpstreamConfig[];
   try {
     upstreams = parseUpstreams(value);
   } catch (error) {
     if (!isCallgateError(error)) throw error;
     // parseUpstreams names the field from `upstreams` on (`upstreams.0.stdio.command: ...`).
-    const path = `${file}.${error.message.slice(0, Math.max(0, error.message.indexOf(':')))}`;
-    throw new CallgateError('request-invalid', `${file}.${error.message}`, { path });
+    const field = error.message.slice(0, Math.max(0, error.message.indexOf(':')));
+    const steps = field.split('.').map((step) => (/^\d+$/.test(step) ? Number(step) : step));
+    const path = `${file}.${field}`;
+    throw new CallgateError(
+      'request-invalid',
+      ...located(`${file}.${error.message}`, path, source.positionOf(steps)),
+    );
   }
   return upstreams.map((upstream) =>
     upstream.stdio
@@ -90,7 +128,7 @@ function readUpstreams(value: unknown, file: string, base: string): UpstreamConf
   );
 }
 
-async function readYamlFile(path: string, what: string): Promise<unknown> {
+async function readYamlFile(path: string, what: string): Promise<YamlText> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -98,7 +136,7 @@ async function readYamlFile(path: string, what: string): Promise<unknown> {
     throw new CallgateError('request-invalid', `${what}: cannot read ${path}: ${(error as Error).message}`);
   }
   try {
-    return parseYaml(text);
+    return parseYamlText(text);
   } catch (error) {
     throw new CallgateError(
       'request-invalid',
@@ -135,9 +173,9 @@ export async function readServerConfig(
 ): Promise<ServerConfig> {
   const file = resolve(path);
   const base = dirname(file);
-  const raw = (await readYamlFile(file, 'config')) ?? {};
-  const parsed = parseWith(serverConfigSchema, raw, file);
-  const config: ServerConfig = { tools: [], upstreams: readUpstreams(parsed.upstreams, file, base) };
+  const source = await readYamlFile(file, 'config');
+  const parsed = validateYaml(serverConfigSchema, source, source.value ?? {}, file);
+  const config: ServerConfig = { tools: [], upstreams: readUpstreams(parsed.upstreams, source, file, base) };
   if (typeof parsed.policy === 'string') {
     const policyPath = resolve(base, parsed.policy);
     config.policy = await readPolicyFile(policyPath);
@@ -148,11 +186,8 @@ export async function readServerConfig(
   }
   if (typeof parsed.tools === 'string') {
     const toolsPath = resolve(base, parsed.tools);
-    config.tools = parseWith(
-      z.array(toolSpecSchema.strict()),
-      await readYamlFile(toolsPath, 'tools'),
-      toolsPath,
-    );
+    const tools = await readYamlFile(toolsPath, 'tools');
+    config.tools = validateYaml(z.array(toolSpecSchema.strict()), tools, tools.value, toolsPath);
   } else if (parsed.tools) {
     config.tools = parsed.tools;
   }
@@ -164,9 +199,14 @@ export async function readServerConfig(
   if (parsed.webhook) {
     const secret = parsed.webhook.secret ?? env[parsed.webhook.secret_env ?? ''];
     if (!secret) {
+      const path = `${file}.webhook.secret_env`;
       throw new CallgateError(
         'request-invalid',
-        `${file}.webhook.secret_env: the variable ${parsed.webhook.secret_env} is not set`,
+        ...located(
+          `${path}: the variable ${parsed.webhook.secret_env} is not set`,
+          path,
+          source.positionOf(['webhook', 'secret_env']),
+        ),
       );
     }
     config.webhook = { url: parsed.webhook.url, secret };

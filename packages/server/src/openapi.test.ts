@@ -23,6 +23,7 @@ describe('GET /v1/openapi.json', () => {
         '/v1/runs/{id}/bundle',
         '/v1/runs/{id}/decisions',
         '/v1/runs/{id}/end',
+        '/v1/runs/{id}/gaps',
         '/v1/runs/{id}/messages',
         '/v1/runs/{id}/outcomes',
         '/v1/tools',

@@ -35,6 +35,26 @@ export class ServerContext {
     this.gateway = options.gateway;
   }
 
+  /**
+   * The principal a run started by `key` acts for. An agent key always acts under its own name:
+   * a run's principal is what policy rules (`run.principal`) and ownership read, so an agent
+   * naming another principal could borrow that principal's permissions and runs. An admin key
+   * may start a run for anyone (the agent key of that name then owns it, see {@link owns}).
+   *
+   * @param requested the `principal` the request named, if any.
+   * @returns `requested` for an admin key, else the key's name.
+   * @throws CallgateError `forbidden` when an agent key names a principal other than its own.
+   */
+  principalFor(key: ApiKeyRow, requested: string | undefined): string {
+    if (requested === undefined) return key.name;
+    if (key.role === 'admin' || requested === key.name) return requested;
+    throw new CallgateError(
+      'forbidden',
+      `an agent key acts under its own name: start the run without principal, or with principal ${JSON.stringify(key.name)} (only an admin key may start a run for another principal)`,
+      { path: 'body.principal' },
+    );
+  }
+
   /** Remembers that `keyName` started `runId` (it then owns the run besides its principal). */
   async setOwner(runId: string, keyName: string): Promise<void> {
     await this.engine.store.setMeta(ownerKey(runId), keyName);

@@ -11,7 +11,13 @@ import type { CallOutcomeReport } from './outcomes.js';
  * decide. Every verdict of `decide` that is `allowed` carries a one-use grant.
  */
 export interface Governor {
-  startRun(start: RunStart): Promise<{ run_id: string }>;
+  /**
+   * Starts a run. Without `principal`, a local engine uses the framework's name and a server the
+   * API key's name (a server never lets an agent key act under another name).
+   */
+  startRun(
+    start: Omit<RunStart, 'principal'> & { principal?: string | undefined },
+  ): Promise<{ run_id: string }>;
   /**
    * Decides a step's calls before any runs. `tools` registers specs the engine does not know
    * yet (never replacing a known one).
@@ -37,7 +43,8 @@ export interface Governor {
 /** A {@link Governor} over an engine in this process. */
 export function localGovernor(engine: Engine): Governor {
   return {
-    startRun: (start) => engine.startRun(start),
+    startRun: ({ principal, ...start }) =>
+      engine.startRun({ ...start, principal: principal ?? start.framework }),
     async decide(runId, calls, options = {}) {
       for (const spec of options.tools ?? []) {
         if (!engine.registry.has(spec.name)) engine.registry.add(spec);

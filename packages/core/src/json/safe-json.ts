@@ -56,11 +56,11 @@ const childPath = (path: string, key: string) =>
   /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 
 /** Turns the parser's lossless numbers into numbers, refusing by JSON path any that would lose precision. */
-function withNumbers(value: unknown, path: string): unknown {
-  if (isLosslessNumber(value)) return describeNumber(value.value, path);
+function withNumbers(value: unknown, path: string, keepRounded = false): unknown {
+  if (isLosslessNumber(value)) return keepRounded ? Number(value.value) : describeNumber(value.value, path);
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++)
-      value[index] = withNumbers(value[index], `${path}[${index}]`);
+      value[index] = withNumbers(value[index], `${path}[${index}]`, keepRounded);
     return value;
   }
   if (value !== null && typeof value === 'object') {
@@ -69,7 +69,7 @@ function withNumbers(value: unknown, path: string): unknown {
       const at = childPath(path, key);
       // Refused here already: assigning to `__proto__` would set the prototype, not a key.
       if (POLLUTING_KEYS.has(key)) refuse(`${at}: the key "${key}" is not accepted`, at);
-      record[key] = withNumbers(record[key], at);
+      record[key] = withNumbers(record[key], at, keepRounded);
     }
   }
   return value;
@@ -94,12 +94,16 @@ function lineAndColumn(text: string, position: number): string {
  *
  * @param text JSON text (RFC 8259).
  * @param path what the text is, for messages (e.g. `arguments`).
+ * @param options `unsafeIntegers: 'keep-rounded'` keeps integers beyond ±(2^53−1) as the nearest
+ *   double (as `JSON.parse` does) instead of refusing the whole text; for envelopes such as an
+ *   HTTP body, whose tool arguments the gate then checks (and refuses) call by call.
  * @throws CallgateError `tool-args-invalid` naming the position or the JSON path and the reason.
  */
 export function parseJsonStrict(
   text: string,
   path = 'arguments',
   limits: JsonLimits = DEFAULT_JSON_LIMITS,
+  options: { unsafeIntegers?: 'refuse' | 'keep-rounded' } = {},
 ): unknown {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > limits.maxBytes)
@@ -110,7 +114,7 @@ export function parseJsonStrict(
   }
   let value: unknown;
   try {
-    value = withNumbers(parseLossless(text), path);
+    value = withNumbers(parseLossless(text), path, options.unsafeIntegers === 'keep-rounded');
   } catch (error) {
     if (error instanceof CallgateError) throw error;
     const message = (error as Error).message;
@@ -118,7 +122,7 @@ export function parseJsonStrict(
     const where = match ? ` (${lineAndColumn(text, Number(match[1]))})` : '';
     throw new CallgateError('tool-args-invalid', `${path} is not valid JSON: ${message}${where}`, { path });
   }
-  checkJsonValue(value, path, limits);
+  checkJsonValue(value, path, limits, options.unsafeIntegers === 'keep-rounded');
   return value;
 }
 
@@ -145,7 +149,8 @@ const keyPath = (path: string, key: string) =>
  * Checks that `value` is plain JSON a tool may receive: only null, booleans, finite numbers
  * (integers within ±(2^53−1)), strings without lone surrogates, arrays and plain objects; no
  * key `__proto__`, `constructor` or `prototype`; nesting at most `limits.maxDepth`; JSON size
- * at most `limits.maxBytes`.
+ * at most `limits.maxBytes`. `allowUnsafeIntegers` skips the integer range check (for envelopes
+ * whose tool arguments the gate checks on its own).
  *
  * @throws CallgateError `tool-args-invalid` whose message and `details.path` name the value.
  */
@@ -153,6 +158,7 @@ export function checkJsonValue(
   value: unknown,
   path = 'arguments',
   limits: JsonLimits = DEFAULT_JSON_LIMITS,
+  allowUnsafeIntegers = false,
 ): void {
   let bytes = 0;
   // The keys and indexes down to the node being checked: its path is spelled out only to refuse it.
@@ -171,7 +177,7 @@ export function checkJsonValue(
       bytes += 5;
     } else if (typeof node === 'number') {
       if (!Number.isFinite(node)) refuseHere(`${node} is not a JSON number`);
-      if (Number.isInteger(node) && !Number.isSafeInteger(node)) {
+      if (!allowUnsafeIntegers && Number.isInteger(node) && !Number.isSafeInteger(node)) {
         refuseHere(`the integer ${node} is beyond ±(2^53−1) and has lost precision; send it as a string`);
       }
       bytes += 8;

@@ -96,6 +96,42 @@ describe('error bodies', () => {
     expect(((await response.json()) as { error: { path: string } }).error.path).toBe('body');
   });
 
+  it('refuses a duplicate key, an integer beyond 2^53 and deep nesting in a body, saying where', async () => {
+    const { call, keys, engine } = await testApp();
+    const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
+    const decide = (raw: string) =>
+      call('POST', `/v1/runs/${run.json.run_id}/decisions`, {
+        key: keys.agent,
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
+    const duplicate = await decide(
+      '{"calls": [{"id": "c1", "tool": "read_file", "arguments": {"path": "a", "path": "b"}}]}',
+    );
+    expectError(duplicate, 400, 'request-invalid');
+    expect(duplicate.json.error.message).toContain("Duplicate key 'path'");
+    expect(duplicate.json.error.message).toMatch(/line 1, column \d+/);
+    expect(duplicate.json.error.path).toBe('body');
+    const deep = await decide(
+      `{"calls": [], "message": {"role": "user", "content": ${'['.repeat(100)}${']'.repeat(100)}}}`,
+    );
+    expectError(deep, 400, 'request-invalid');
+    expect(deep.json.error.message).toContain('nesting deeper than 80');
+    // Nothing was decided: the gate never saw the collapsed values.
+    expect(await engine.store.listCalls(run.json.run_id)).toEqual([]);
+    // An integer beyond 2^53 in a call's arguments is the gate's to refuse, call by call and on
+    // the record: the request goes through and that call is refused as tool-args-invalid.
+    const big = await decide(
+      '{"calls": [{"id": "c1", "tool": "send_invoice", "arguments": {"to": "a", "amount": 9007199254740993}}]}',
+    );
+    expect(big.status).toBe(200);
+    expect(big.json.verdicts[0]).toMatchObject({
+      status: 'refused',
+      error: { kind: 'tool-args-invalid', path: 'arguments.amount' },
+    });
+    expect(big.json.verdicts[0].error.message).toMatch(/beyond ±\(2\^53−1\)/);
+  });
+
   it('refuses a body that is not JSON by its Content-Type', async () => {
     const { call, keys } = await testApp();
     const result = await call('POST', '/v1/runs', {
@@ -109,6 +145,27 @@ describe('error bodies', () => {
   it('answers an unknown route with a JSON 404 once authenticated, and 401 before', async () => {
     const { call, keys } = await testApp();
     expectError(await call('GET', '/v1/nothing-here', { key: keys.admin }), 404, 'not-found');
+  });
+
+  it('answers a path the API serves, asked with another method, 405 with an Allow header', async () => {
+    const { call, keys } = await testApp();
+    const runs = await call('DELETE', '/v1/runs', { key: keys.admin });
+    expect(runs.status).toBe(405);
+    expect(runs.json).toEqual({
+      error: {
+        kind: 'request-invalid',
+        message: 'method DELETE is not allowed on /v1/runs; allowed: GET, POST',
+      },
+    });
+    expect(runs.headers.get('allow')).toBe('GET, POST');
+    const run = await call('PUT', '/v1/runs/run-1', { key: keys.admin });
+    expect(run.status).toBe(405);
+    expect(run.headers.get('allow')).toBe('GET');
+    const key = await call('GET', '/v1/keys/someone');
+    expect(key.status).toBe(405);
+    expect(key.headers.get('allow')).toBe('DELETE');
+    expect((await call('POST', '/v1/openapi.json')).headers.get('allow')).toBe('GET');
+    expectError(await call('DELETE', '/v1/nothing-here', { key: keys.admin }), 404, 'not-found');
   });
 
   it('answers 401 without a key, with a malformed key, with an unknown or revoked key', async () => {

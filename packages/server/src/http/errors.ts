@@ -1,5 +1,6 @@
 // The one place where callgate's error kinds become HTTP statuses. Every 4xx and 5xx the server
-// sends is built here, as `{"error": {"kind", "message", ...details}}`.
+// sends is built here, as `{"error": {"kind", "message", ...details}}`; the status comes from
+// the kind, except 405 (see methodNotAllowedResponse).
 import type { Logger } from '@callgate/core';
 import { CallgateError, type ErrorBody, type ErrorKind, isCallgateError } from '@callgate/protocol';
 
@@ -55,4 +56,27 @@ export function errorResponseOf(error: unknown, logger: Logger): { status: Error
     status: 500,
     body: new CallgateError('internal', 'the server failed to handle the request').toBody(),
   };
+}
+
+/**
+ * The one answer whose status is not its kind's: a path the API serves, asked with a method it
+ * does not serve there. RFC 9110 §15.5.6 calls for 405 with an `Allow` header listing the
+ * methods that are served; the kind is `request-invalid` (protocol has no narrower one), whose
+ * table status (400) would hide that the path exists.
+ *
+ * @param method the request's method (`DELETE`).
+ * @param path the request's path (`/v1/runs`).
+ * @param allowed the methods served at `path`, upper case, in the order to list them.
+ */
+export function methodNotAllowedResponse(
+  method: string,
+  path: string,
+  allowed: readonly string[],
+): { status: 405; body: ErrorBody; headers: { Allow: string } } {
+  const list = allowed.join(', ');
+  const error = new CallgateError(
+    'request-invalid',
+    `method ${method} is not allowed on ${path}; allowed: ${list}`,
+  );
+  return { status: 405, body: error.toBody(), headers: { Allow: list } };
 }

@@ -18,7 +18,19 @@ export const API_KEY_ROLES = ['agent', 'reviewer', 'admin'] as const;
 /** What a key may do: `agent` decides and records, `reviewer` answers approvals and reads, `admin` does all. */
 export type ApiKeyRole = (typeof API_KEY_ROLES)[number];
 
-const boolText = z.enum(['true', 'false']);
+/**
+ * A query flag: bare (`?strict`, which arrives as an empty value) or `=true` turns it on,
+ * `=false` off. Read it with {@link flagOn}.
+ */
+const flag = z
+  .enum(['', 'true', 'false'])
+  .describe('A flag: `?name` or `?name=true` turns it on, `?name=false` off.');
+
+/** True when a {@link flag} query parameter was given and is not `false`. */
+export function flagOn(value: '' | 'true' | 'false' | undefined): boolean {
+  return value !== undefined && value !== 'false';
+}
+
 const limit = z.coerce.number().int().min(1).max(1000);
 
 // --- requests -------------------------------------------------------------------------------
@@ -48,7 +60,10 @@ export const gapBody = z
     to_ts: z.number().int().min(0),
     calls: z.number().int().min(0),
   })
-  .refine((gap) => gap.to_ts >= gap.from_ts, { message: 'to_ts must not be before from_ts', path: ['to_ts'] });
+  .refine((gap) => gap.to_ts >= gap.from_ts, {
+    message: 'to_ts must not be before from_ts',
+    path: ['to_ts'],
+  });
 
 export const messageBody = z.strictObject({
   role: z.string().min(1).max(64),
@@ -122,11 +137,11 @@ export const consumeGrantBody = z
   });
 
 export const bundleQuery = z.strictObject({
-  openings: boolText.optional(),
+  openings: flag.optional(),
 });
 
 export const verifyQuery = z.strictObject({
-  strict: boolText.optional(),
+  strict: flag.optional(),
   expect_size: z.coerce.number().int().min(0).optional(),
   /** A verifier key to pin instead of this server's own. */
   public_key: z.string().optional(),

@@ -1,4 +1,5 @@
-import { CallgateError } from '@callgate/protocol';
+import { parseJsonStrict } from '@callgate/core';
+import { CallgateError, isCallgateError } from '@callgate/protocol';
 import type { z } from 'zod';
 
 /** Largest JSON body the API accepts, in bytes: 1 MiB of arguments plus room for the envelope. */
@@ -64,13 +65,23 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   return Buffer.concat(chunks);
 }
 
+/** Deepest nesting of objects and arrays a request body may have. */
+export const BODY_MAX_DEPTH = 80;
+
 /**
- * Parses a JSON request body. An empty body reads as `{}` (every body field is then absent).
+ * Parses a JSON request body (RFC 8259) with core's strict parser, so that what the gate sees is
+ * exactly what was sent: a key given twice with different values and an integer beyond
+ * ±(2^53−1) (which `JSON.parse` would silently collapse or round) are refused, as are keys
+ * `__proto__`, `constructor` and `prototype`, lone surrogates and nesting deeper than
+ * {@link BODY_MAX_DEPTH}. An empty body reads as `{}` (every body field is then absent).
  *
- * @throws CallgateError `request-invalid` (path `body`) when the Content-Type is not JSON or the
- *   text is not JSON; the message gives the parser's position.
+ * @param text the body, already read within its size limit by {@link readBodyText}.
+ * @param limit the body's size limit in bytes (the same one `readBodyText` enforced).
+ * @throws CallgateError `request-invalid` when the Content-Type is not JSON (path `body`), when the
+ *   text is not JSON (`body: malformed JSON: ...` with the parser's position), or with the strict
+ *   parser's message and path (a duplicate key's position, the big integer's digits).
  */
-export function parseJsonBody(text: string, contentType: string | undefined): unknown {
+export function parseJsonBody(text: string, contentType: string | undefined, limit: number): unknown {
   if (text.trim() === '') return {};
   if (contentType !== undefined && !/^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType.trim())) {
     throw new CallgateError(
@@ -82,12 +93,83 @@ export function parseJsonBody(text: string, contentType: string | undefined): un
     );
   }
   try {
-    return JSON.parse(text);
+    // Unsafe integers stay rounded here: the gate refuses them call by call (and records it),
+    // instead of the whole request failing.
+    return parseJsonStrict(
+      text,
+      'body',
+      { maxBytes: limit, maxDepth: BODY_MAX_DEPTH },
+      { unsafeIntegers: 'keep-rounded' },
+    );
   } catch (error) {
-    throw new CallgateError('request-invalid', `body: malformed JSON: ${(error as Error).message}`, {
-      path: 'body',
-    });
+    if (!isCallgateError(error) || error.kind !== 'tool-args-invalid') throw error;
+    // Text that is not JSON at all keeps the message clients know; only then is it parsed twice.
+    try {
+      JSON.parse(text);
+    } catch (syntax) {
+      throw new CallgateError('request-invalid', `body: malformed JSON: ${(syntax as Error).message}`, {
+        path: 'body',
+      });
+    }
+    const path = typeof error.details.path === 'string' ? error.details.path : 'body';
+    throw new CallgateError('request-invalid', error.message, { path }, { cause: error });
   }
+}
+
+/** The first problem a schema found in a value, located from the value's root. */
+export interface ValidationProblem {
+  /** Keys and indexes from the root to the offending value, or to an unknown field's key. */
+  path: PropertyKey[];
+  /** What is wrong (`expected string, received number`, `unknown field`). */
+  message: string;
+  /** True when `path` ends at a key that is not allowed (its position is the key's). */
+  unknownField: boolean;
+}
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * The first problem of a failed validation. A value that matches none of a union's options is
+ * reported through the option it came closest to (the one whose first problem lies deepest, e.g.
+ * `tools[0].name` of a list of specs, rather than the bare `tools: Invalid input`); when every
+ * option refused the value's type, the message lists the types expected.
+ */
+export function problemOf(error: z.ZodError): ValidationProblem {
+  return problemAt(error.issues[0], []);
+}
+
+function problemAt(issue: Issue | undefined, base: readonly PropertyKey[]): ValidationProblem {
+  if (!issue) return { path: [...base], message: 'invalid', unknownField: false };
+  const path = [...base, ...issue.path];
+  if (issue.code === 'unrecognized_keys') {
+    const names = issue.keys.map((key) => JSON.stringify(key)).join(', ');
+    return {
+      path: [...path, issue.keys[0] ?? ''],
+      message: `unknown field${issue.keys.length > 1 ? `s ${names}` : ''}`,
+      unknownField: true,
+    };
+  }
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    const firsts = issue.errors.map((branch) => branch[0]).filter((first) => first !== undefined);
+    // How far an option got: a type mismatch at the union's own value scores lowest.
+    const reach = (first: Issue) =>
+      first.code === 'invalid_type' && first.path.length === 0 ? -1 : first.path.length;
+    const closest = firsts.reduce<Issue | undefined>(
+      (best, first) => (best === undefined || reach(first) > reach(best) ? first : best),
+      undefined,
+    );
+    if (closest && reach(closest) >= 0) return problemAt(closest, path);
+    const expected = firsts.flatMap((first) => (first.code === 'invalid_type' ? [first.expected] : []));
+    const received = /received (\w+)/.exec(firsts[0]?.message ?? '')?.[1];
+    if (expected.length > 0) {
+      return {
+        path,
+        message: `expected ${[...new Set(expected)].join(' or ')}${received ? `, received ${received}` : ''}`,
+        unknownField: false,
+      };
+    }
+  }
+  return { path, message: issue.message.replace(/^Invalid input: /, ''), unknownField: false };
 }
 
 /**
@@ -105,20 +187,7 @@ export function parseWith<Schema extends z.ZodType>(
 ): z.output<Schema> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  if (!issue) throw new CallgateError('request-invalid', `${where}: invalid`, { path: where });
-  if (issue.code === 'unrecognized_keys') {
-    const path = formatPath(where, [...issue.path, issue.keys[0] ?? '']);
-    const names = issue.keys.map((key) => JSON.stringify(key)).join(', ');
-    throw new CallgateError(
-      'request-invalid',
-      `${path}: unknown field${issue.keys.length > 1 ? `s ${names}` : ''}`,
-      {
-        path,
-      },
-    );
-  }
-  const path = formatPath(where, issue.path);
-  const message = issue.message.replace(/^Invalid input: /, '');
-  throw new CallgateError('request-invalid', `${path}: ${message}`, { path });
+  const problem = problemOf(parsed.error);
+  const path = formatPath(where, problem.path);
+  throw new CallgateError('request-invalid', `${path}: ${problem.message}`, { path });
 }

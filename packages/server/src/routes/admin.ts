@@ -9,6 +9,29 @@ import { defineRoute, type Route } from './define.js';
 /** Health (no key needed) and API key management (admin). */
 export function adminRoutes(server: ServerContext): Route[] {
   const { store } = server.engine;
+  // Revocations run one at a time, so two admins revoking each other at once cannot both pass
+  // the last-admin check. (Within this process: `callgate keys revoke` on the same data folder
+  // is the operator's own tool and is not held back.)
+  let revoking: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Revokes the live key `name`, unless it is the last live admin key (which would leave no one
+   * able to manage keys through the API).
+   * @throws CallgateError `not-found` without such a live key, `conflict` for the last admin key.
+   */
+  async function revoke(name: string): Promise<void> {
+    const live = (await store.listApiKeys()).filter((row) => row.revoked_at === undefined);
+    const target = live.find((row) => row.name === name);
+    if (!target) throw new CallgateError('not-found', `no live API key named ${name}`);
+    if (target.role === 'admin' && live.filter((row) => row.role === 'admin').length <= 1) {
+      throw new CallgateError(
+        'conflict',
+        'the last admin key cannot be revoked; create another admin key first',
+      );
+    }
+    if (!(await store.revokeApiKey(name, server.clock())))
+      throw new CallgateError('not-found', `no live API key named ${name}`);
+  }
   return [
     defineRoute({
       method: 'get',
@@ -68,11 +91,12 @@ export function adminRoutes(server: ServerContext): Route[] {
       summary: 'Revoke an API key',
       roles: ['admin'],
       response: z.object({ revoked: z.literal(true), name: z.string() }),
-      errors: [404],
+      errors: [404, 409],
       async handler({ params }) {
         const name = params.name ?? '';
-        if (!(await store.revokeApiKey(name, server.clock())))
-          throw new CallgateError('not-found', `no live API key named ${name}`);
+        const done = revoking.then(() => revoke(name));
+        revoking = done.catch(() => undefined);
+        await done;
         server.logger.info({ name }, 'API key revoked');
         return { revoked: true, name };
       },

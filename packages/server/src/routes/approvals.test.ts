@@ -130,7 +130,29 @@ describe('approvals', () => {
       key: keys.reviewer,
       body: { arguments: { to: 'acme', amount: 10 } },
     });
+    expect(edited.status).toBe(200);
     expect(edited.json.approval).toMatchObject({ status: 'denied', edited: true });
+    expect(edited.json.effective).toBe('denied');
+    expect(edited.json.message).toContain('allow_edits: false');
+    expect(edited.json.message).toContain('denied');
+  });
+
+  it('says what a plain answer amounted to, without a message', async () => {
+    const approved = await pendingApproval();
+    const answer = await approved.call('POST', `/v1/approvals/${approved.approvalId}/approve`, {
+      key: approved.keys.reviewer,
+      body: { arguments: { to: 'acme', amount: 5000 } },
+    });
+    expect(answer.json).toEqual({
+      approval: expect.objectContaining({ status: 'approved' }),
+      effective: 'approved',
+    });
+    const denied = await pendingApproval();
+    const no = await denied.call('POST', `/v1/approvals/${denied.approvalId}/deny`, {
+      key: denied.keys.reviewer,
+      body: { reason: 'no' },
+    });
+    expect(no.json).toEqual({ approval: expect.objectContaining({ status: 'denied' }), effective: 'denied' });
   });
 });
 

@@ -26,27 +26,53 @@ async function approvalFor(server: ServerContext, key: ApiKeyRow, approvalId: st
   throw new CallgateError('not-found', `no approval ${approvalId}`);
 }
 
+/** The answer to approve and deny: the approval as answered and what the answer amounted to. */
+const answerSchema = z.object({
+  approval: approvalSchema,
+  /** The status the answer gave the approval (an approve with edits may count as a denial). */
+  effective: z.enum(['approved', 'denied']),
+  /** Why `effective` differs from what was asked, when it does. */
+  message: z.string().optional(),
+});
+
 /** Routes of approvals: list, get (long-poll), approve and deny. */
 export function approvalRoutes(server: ServerContext): Route[] {
   const { engine } = server;
 
+  /**
+   * Answers an approval as `key`. The answer says what it amounted to: `effective` is the status
+   * the approval ended with, and when an approval with edited arguments counted as a denial
+   * (policy `approval.allow_edits: false`), `message` says so. The request was processed either
+   * way, hence 200.
+   */
   async function answer(
     key: ApiKeyRow,
     approvalId: string,
     approved: boolean,
     body: { reason?: string; arguments?: Record<string, unknown> },
-  ) {
+  ): Promise<z.output<typeof answerSchema>> {
     const state: ApprovalState = await engine.respondToApproval(approvalId, {
       approved,
       reviewer: key.name,
       ...(body.reason !== undefined ? { reason: body.reason } : {}),
       ...(body.arguments !== undefined ? { arguments: body.arguments } : {}),
     });
+    const effective = state.approval.status === 'approved' ? 'approved' : 'denied';
     server.logger.info(
       { approval_id: approvalId, status: state.approval.status, reviewer: key.name },
       'approval answered',
     );
-    return { approval: state.approval };
+    const editDenied = approved && effective === 'denied' && state.approval.edited === true;
+    return {
+      approval: state.approval,
+      effective,
+      ...(editDenied
+        ? {
+            message:
+              'the approval was recorded as denied: you edited the arguments, and this policy (approval.allow_edits: false) counts an edit as a denial; approve without arguments to let the call run as asked',
+          }
+        : {}),
+    };
   }
 
   return [
@@ -110,7 +136,7 @@ export function approvalRoutes(server: ServerContext): Route[] {
       summary: 'Approve a pending approval',
       roles: ['reviewer', 'admin'],
       body: approveBody,
-      response: z.object({ approval: approvalSchema }),
+      response: answerSchema,
       errors: [404, 409],
       handler: ({ params, key, body }) => answer(key, params.id ?? '', true, body),
     }),
@@ -121,7 +147,7 @@ export function approvalRoutes(server: ServerContext): Route[] {
       summary: 'Deny a pending approval',
       roles: ['reviewer', 'admin'],
       body: denyBody,
-      response: z.object({ approval: approvalSchema }),
+      response: answerSchema,
       errors: [404, 409],
       handler: ({ params, key, body }) => answer(key, params.id ?? '', false, body),
     }),

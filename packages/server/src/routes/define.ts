@@ -120,6 +120,30 @@ export function errorJson(c: Context, server: ServerContext, error: unknown): Re
   return c.json(body, status);
 }
 
+const METHOD_ORDER = ['get', 'post', 'delete'] as const;
+
+/**
+ * For a request path, the methods API routes serve there (upper case, GET before POST before
+ * DELETE; empty when no route has that path). It answers what a 405's `Allow` header lists.
+ *
+ * @param routes the routes, with paths under `/v1` in Hono syntax (`/runs/:id`).
+ */
+export function allowedMethodsFinder(
+  routes: readonly Pick<Route, 'method' | 'path'>[],
+): (path: string) => string[] {
+  const patterns = routes.map((route) => {
+    const source = route.path
+      .split('/')
+      .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    return { method: route.method, pattern: new RegExp(`^/v1${source}$`) };
+  });
+  return (path) => {
+    const found = new Set(patterns.filter(({ pattern }) => pattern.test(path)).map(({ method }) => method));
+    return METHOD_ORDER.filter((method) => found.has(method)).map((method) => method.toUpperCase());
+  };
+}
+
 /** Registers `routes` on `app` under `/v1`: auth and role first, then query, then body, then the handler. */
 export function mountRoutes(app: Hono, server: ServerContext, routes: readonly Route[]): void {
   for (const route of routes) {
@@ -129,8 +153,9 @@ export function mountRoutes(app: Hono, server: ServerContext, routes: readonly R
         const query = route.query ? parseWith(route.query, c.req.query(), 'query') : {};
         let body: unknown = {};
         if (route.body) {
-          const text = await readBodyText(c.req.raw, route.bodyLimit ?? DEFAULT_BODY_LIMIT);
-          body = parseWith(route.body, parseJsonBody(text, c.req.header('content-type')), 'body');
+          const limit = route.bodyLimit ?? DEFAULT_BODY_LIMIT;
+          const text = await readBodyText(c.req.raw, limit);
+          body = parseWith(route.body, parseJsonBody(text, c.req.header('content-type'), limit), 'body');
         }
         const linked = lazyLinkedSignal(() => c.req.raw.signal, server.lifecycle.signal);
         let result: unknown;

@@ -32,6 +32,38 @@ describe('bundles and verification', () => {
     expect((await call('GET', '/v1/runs/nope/bundle', { key: keys.admin })).status).toBe(404);
   });
 
+  it('reads ?strict and ?openings as bare flags, as well as =true and =false', async () => {
+    const { call, keys } = await testApp();
+    const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
+    const runId = run.json.run_id;
+    await call('POST', `/v1/runs/${runId}/decisions`, {
+      key: keys.agent,
+      body: { calls: [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }] },
+    });
+    const bare = await call('GET', `/v1/runs/${runId}/bundle?openings`, { key: keys.reviewer });
+    expect(bare.status).toBe(200);
+    expect(bare.json.openings).toBeDefined();
+    expect(
+      (await call('GET', `/v1/runs/${runId}/bundle?openings=true`, { key: keys.reviewer })).json.openings,
+    ).toBeDefined();
+    expect(
+      (await call('GET', `/v1/runs/${runId}/bundle?openings=false`, { key: keys.reviewer })).json.openings,
+    ).toBeUndefined();
+    const bundle = (await call('GET', `/v1/runs/${runId}/bundle`, { key: keys.reviewer })).json;
+    // The run has not ended: strict verification fails it, plain verification does not.
+    const verify = (query: string) =>
+      call('POST', `/v1/verify${query}`, { key: keys.reviewer, body: bundle });
+    for (const query of ['?strict', '?strict=', '?strict=true']) {
+      const report = await verify(query);
+      expect(report.status).toBe(200);
+      expect(report.json.failures.map((failure: { check: string }) => failure.check)).toEqual(['run-end']);
+    }
+    expect((await verify('?strict=false')).json.ok).toBe(true);
+    const wrong = await verify('?strict=yes');
+    expect(wrong.status).toBe(400);
+    expect(wrong.json.error.path).toBe('query.strict');
+  });
+
   it('lists the tools the server knows', async () => {
     const { call, keys } = await testApp();
     const tools = await call('GET', '/v1/tools', { key: keys.agent });
@@ -71,5 +103,30 @@ describe('health and keys', () => {
     });
     expect((await call('GET', '/v1/approvals', { key: created.json.key })).status).toBe(401);
     expect((await call('DELETE', '/v1/keys/carol', { key: keys.admin })).status).toBe(404);
+  });
+
+  it('refuses to revoke the last live admin key', async () => {
+    const { call, keys, engine } = await testApp();
+    const last = await call('DELETE', '/v1/keys/admin-1', { key: keys.admin });
+    expect(last.status).toBe(409);
+    expect(last.json.error).toEqual({
+      kind: 'conflict',
+      message: 'the last admin key cannot be revoked; create another admin key first',
+    });
+    expect((await call('GET', '/v1/keys', { key: keys.admin })).status).toBe(200);
+    const second = await call('POST', '/v1/keys', {
+      key: keys.admin,
+      body: { role: 'admin', name: 'admin-2' },
+    });
+    // Two admins revoking each other at once: one of them goes, never both.
+    const both = await Promise.all([
+      call('DELETE', '/v1/keys/admin-2', { key: keys.admin }),
+      call('DELETE', '/v1/keys/admin-1', { key: second.json.key }),
+    ]);
+    expect(both.filter((answer) => answer.status === 200)).toHaveLength(1);
+    const liveAdmins = (await engine.store.listApiKeys()).filter(
+      (key) => key.role === 'admin' && key.revoked_at === undefined,
+    );
+    expect(liveAdmins).toHaveLength(1);
   });
 });

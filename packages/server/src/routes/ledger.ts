@@ -5,6 +5,7 @@ import {
   bundleQuery,
   consumedGrantSchema,
   consumeGrantBody,
+  flagOn,
   verifyQuery,
   verifyReportSchema,
 } from '../http/schemas.js';
@@ -71,7 +72,7 @@ export function ledgerRoutes(server: ServerContext): Route[] {
       errors: [404],
       async handler({ params, key, query }) {
         const run = await server.runFor(key, params.id ?? '');
-        return engine.exportRun(run.run_id, { openings: query.openings === 'true' });
+        return engine.exportRun(run.run_id, { openings: flagOn(query.openings) });
       },
     }),
     defineRoute({
@@ -87,7 +88,7 @@ export function ledgerRoutes(server: ServerContext): Route[] {
       async handler({ body, query }) {
         return verifyBundle(body, {
           publicKey: query.public_key ?? server.publicKey,
-          ...(query.strict === 'true' ? { strict: true } : {}),
+          ...(flagOn(query.strict) ? { strict: true } : {}),
           ...(query.expect_size !== undefined ? { expectSize: query.expect_size } : {}),
         });
       },

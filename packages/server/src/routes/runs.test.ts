@@ -15,11 +15,57 @@ describe('runs', () => {
       labels: { team: 'a' },
       status: 'running',
     });
-    const named = await call('POST', '/v1/runs', {
+    const own = await call('POST', '/v1/runs', {
       key: keys.agent,
+      body: { framework: 'vitest', principal: 'agent-1' },
+    });
+    expect(own.json.principal).toBe('agent-1');
+    const named = await call('POST', '/v1/runs', {
+      key: keys.admin,
       body: { framework: 'vitest', principal: 'alice@example.com' },
     });
     expect(named.json.principal).toBe('alice@example.com');
+  });
+
+  it('refuses an agent key a run under another principal (403), so it cannot borrow that principal’s rules', async () => {
+    const { call, keys, engine } = await testApp({
+      policy: [
+        'version: 1',
+        'default: deny',
+        'rules:',
+        '  - id: ops-bot-deletes',
+        '    match: { tools: [delete_file] }',
+        '    when: run.principal == "ops-bot"',
+        '    effect: allow',
+      ].join('\n'),
+    });
+    for (const principal of ['ops-bot', 'reviewer-1', 'admin-1']) {
+      const claimed = await call('POST', '/v1/runs', {
+        key: keys.agent,
+        body: { framework: 'x', principal },
+      });
+      expect(claimed.status).toBe(403);
+      expect(claimed.json.error).toMatchObject({ kind: 'forbidden', path: 'body.principal' });
+      expect(claimed.json.error.message).toContain('an agent key acts under its own name');
+    }
+    expect(await engine.store.listRuns({ limit: 10 })).toEqual([]);
+    const own = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'x' } });
+    const decided = await call('POST', `/v1/runs/${own.json.run_id}/decisions`, {
+      key: keys.agent,
+      body: { calls: [{ id: 'd1', tool: 'delete_file', arguments: { path: '/' } }] },
+    });
+    expect(decided.json.verdicts[0]).toMatchObject({ status: 'refused', error: { kind: 'policy-denied' } });
+    // An admin key may start a run for the ops bot; its rules then apply.
+    const delegated = await call('POST', '/v1/runs', {
+      key: keys.admin,
+      body: { framework: 'x', principal: 'ops-bot' },
+    });
+    expect(delegated.status).toBe(201);
+    const allowed = await call('POST', `/v1/runs/${delegated.json.run_id}/decisions`, {
+      key: keys.admin,
+      body: { calls: [{ id: 'd1', tool: 'delete_file', arguments: { path: '/tmp/x' } }] },
+    });
+    expect(allowed.json.verdicts[0].status).toBe('allowed');
   });
 
   it('lists runs for reviewers and admins, not agents', async () => {
@@ -34,23 +80,25 @@ describe('runs', () => {
 
   it('shows an agent only the runs it owns (started, or is the principal of)', async () => {
     const { call, keys } = await testApp();
-    const mine = await call('POST', '/v1/runs', {
-      key: keys.agent,
-      body: { framework: 'x', principal: 'someone-else' },
+    const started = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'x' } });
+    const forAgent = await call('POST', '/v1/runs', {
+      key: keys.admin,
+      body: { framework: 'x', principal: 'agent-1' },
     });
-    const id = mine.json.run_id;
-    expect((await call('GET', `/v1/runs/${id}`, { key: keys.agent })).status).toBe(200);
-    const other = await call('GET', `/v1/runs/${id}`, { key: keys.otherAgent });
-    expect(other.status).toBe(404);
-    expect(other.json.error.message).toBe(`no run ${id}`);
+    for (const id of [started.json.run_id, forAgent.json.run_id]) {
+      expect((await call('GET', `/v1/runs/${id}`, { key: keys.agent })).status).toBe(200);
+      const other = await call('GET', `/v1/runs/${id}`, { key: keys.otherAgent });
+      expect(other.status).toBe(404);
+      expect(other.json.error.message).toBe(`no run ${id}`);
+      const decide = await call('POST', `/v1/runs/${id}/decisions`, {
+        key: keys.otherAgent,
+        body: { calls: [] },
+      });
+      expect(decide.status).toBe(404);
+      expect((await call('GET', `/v1/runs/${id}`, { key: keys.reviewer })).status).toBe(200);
+    }
     const missing = await call('GET', '/v1/runs/nope', { key: keys.otherAgent });
     expect(missing.json.error.message).toBe('no run nope');
-    const decide = await call('POST', `/v1/runs/${id}/decisions`, {
-      key: keys.otherAgent,
-      body: { calls: [] },
-    });
-    expect(decide.status).toBe(404);
-    expect((await call('GET', `/v1/runs/${id}`, { key: keys.reviewer })).status).toBe(200);
   });
 
   it('decides a step: allowed with a grant, pending with an approval, refused with an error', async () => {
@@ -125,6 +173,59 @@ describe('runs', () => {
     expect(engine.registry.has('broken')).toBe(false);
   });
 
+  it('drops the annotations (and trust claim) of a tool an agent key registers; an admin key may declare them', async () => {
+    const { call, keys, engine } = await testApp({
+      policy: [
+        'version: 1',
+        'default: deny',
+        'rules:',
+        '  - id: read-only',
+        '    match: { annotations: { readOnlyHint: true } }',
+        '    effect: allow',
+      ].join('\n'),
+    });
+    const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
+    const decisions = (key: string, body: unknown) =>
+      call('POST', `/v1/runs/${run.json.run_id}/decisions`, { key, body });
+    const nuke = {
+      name: 'nuke_prod',
+      inputSchema: { type: 'object' },
+      annotations: { readOnlyHint: true, destructiveHint: false },
+      trust: 'trusted',
+    };
+    const first = await decisions(keys.agent, {
+      tools: [nuke],
+      calls: [{ id: 'n1', tool: 'nuke_prod', arguments: {} }],
+    });
+    expect(first.status).toBe(200);
+    expect(first.json.verdicts[0]).toMatchObject({ status: 'refused', error: { kind: 'policy-denied' } });
+    expect(engine.registry.get('nuke_prod')?.spec).toEqual({
+      name: 'nuke_prod',
+      inputSchema: { type: 'object' },
+    });
+    // The same spec again, annotations and all, is fine; another spec for the name is not.
+    expect((await decisions(keys.agent, { tools: [nuke], calls: [] })).status).toBe(200);
+    const { annotations: _, trust: __, ...bare } = nuke;
+    expect((await decisions(keys.agent, { tools: [bare], calls: [] })).status).toBe(200);
+    const changed = await decisions(keys.agent, { tools: [{ ...nuke, description: 'other' }], calls: [] });
+    expect(changed.status).toBe(409);
+    // A configured tool sent back exactly as the server knows it (annotations included) is fine.
+    const readFile = engine.registry.get('read_file')?.spec;
+    expect((await decisions(keys.agent, { tools: [readFile], calls: [] })).status).toBe(200);
+    // An admin key's annotations are kept.
+    const listing = {
+      name: 'list_things',
+      inputSchema: { type: 'object' },
+      annotations: { readOnlyHint: true },
+    };
+    const admin = await decisions(keys.admin, {
+      tools: [listing],
+      calls: [{ id: 'l1', tool: 'list_things', arguments: {} }],
+    });
+    expect(admin.json.verdicts[0].status).toBe('allowed');
+    expect(engine.registry.get('list_things')?.spec.annotations).toEqual({ readOnlyHint: true });
+  });
+
   it('records messages and outcomes, then ends the run', async () => {
     const { call, keys } = await testApp();
     const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
@@ -177,7 +278,12 @@ describe('runs', () => {
     });
     expect(gap.status).toBe(201);
     const records = await engine.store.readRunRecords(id);
-    expect(records.at(-1)).toMatchObject({ type: 'gap', reason: 'server unreachable', calls: 3, from_ts: 1000 });
+    expect(records.at(-1)).toMatchObject({
+      type: 'gap',
+      reason: 'server unreachable',
+      calls: 3,
+      from_ts: 1000,
+    });
     const backwards = await call('POST', `/v1/runs/${id}/gaps`, {
       key: keys.agent,
       body: { reason: 'x', from_ts: 2000, to_ts: 1000, calls: 0 },

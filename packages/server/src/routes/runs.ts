@@ -1,12 +1,12 @@
-import { canonicalJson, ToolRegistry, type ToolSpec } from '@callgate/core';
+import { type ApiKeyRow, canonicalJson, ToolRegistry, type ToolSpec } from '@callgate/core';
 import { CallgateError } from '@callgate/protocol';
 import { z } from 'zod';
 import {
   callRowSchema,
   decisionsBody,
   endRunBody,
-  listRunsQuery,
   gapBody,
+  listRunsQuery,
   messageBody,
   outcomeBody,
   runSchema,
@@ -17,19 +17,39 @@ import type { ServerContext } from '../server-context.js';
 import { defineRoute, type Route } from './define.js';
 
 /**
+ * `spec` as an agent key may register it: without the claims policy decisions rest on. Its
+ * annotations go (MCP's defaults then apply: not read-only, destructive), and so does
+ * `trust: trusted`, which would override the policy's `untrusted` list for the tool's output
+ * (`trust: untrusted` only restricts the agent itself, so it stays).
+ */
+function asAgentSpec(spec: ToolSpec): ToolSpec {
+  const { annotations: _, trust, ...rest } = spec;
+  return trust === 'untrusted' ? { ...rest, trust } : rest;
+}
+
+/**
  * Registers the specs of tools the engine does not know yet. A known name must come with the
  * same spec: the server never overrides a tool. All specs are checked before any is added.
+ *
+ * Annotations (`readOnlyHint`, `destructiveHint`, ...) feed policy rules, so they are trusted
+ * only from the server's configuration and admin keys: a spec an agent key registers loses them
+ * (see {@link asAgentSpec}). An agent that sends a known spec again may send it exactly as the
+ * server knows it (a configured tool's annotations included) or with the claims that were
+ * stripped when it registered the tool: both compare equal.
  *
  * @throws CallgateError `conflict` for a known name with another spec, `request-invalid` for a
  *   spec whose input schema does not compile.
  */
-function registerTools(server: ServerContext, specs: readonly ToolSpec[]): void {
+function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly ToolSpec[]): void {
   const registry = server.engine.registry;
+  const trusted = key.role === 'admin';
   const fresh = new ToolRegistry();
-  specs.forEach((spec, index) => {
+  specs.forEach((sent, index) => {
+    const spec = trusted ? sent : asAgentSpec(sent);
     const known = registry.get(spec.name);
     if (known) {
-      if (canonicalJson(known.spec) !== canonicalJson(spec)) {
+      const knownText = canonicalJson(known.spec);
+      if (knownText !== canonicalJson(sent) && knownText !== canonicalJson(spec)) {
         throw new CallgateError(
           'conflict',
           `body.tools[${index}]: the server knows tool ${spec.name} with another spec; it never overrides a known tool`,
@@ -65,11 +85,12 @@ export function runRoutes(server: ServerContext): Route[] {
       body: startRunBody,
       status: 201,
       response: runSchema,
-      errors: [404],
+      errors: [403, 404],
       async handler({ body, key }) {
+        const principal = server.principalFor(key, body.principal);
         if (body.parent_run_id) await server.runFor(key, body.parent_run_id);
         const run = await engine.startRun({
-          principal: body.principal ?? key.name,
+          principal,
           framework: body.framework,
           ...(body.labels ? { labels: body.labels } : {}),
           ...(body.parent_run_id ? { parent_run_id: body.parent_run_id } : {}),
@@ -137,7 +158,7 @@ export function runRoutes(server: ServerContext): Route[] {
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
-        if (body.tools) registerTools(server, body.tools);
+        if (body.tools) registerTools(server, key, body.tools);
         const verdicts = await engine.decide(run.run_id, body.calls, {
           ...(body.message ? { message: body.message } : {}),
           issueGrants: true,
@@ -165,7 +186,8 @@ export function runRoutes(server: ServerContext): Route[] {
       method: 'post',
       path: '/runs/:id/gaps',
       operationId: 'recordGap',
-      summary: 'Record an outage: calls that ran without a decision while the gate was unreachable (fail mode open)',
+      summary:
+        'Record an outage: calls that ran without a decision while the gate was unreachable (fail mode open)',
       roles: ['agent', 'admin'],
       body: gapBody,
       status: 201,

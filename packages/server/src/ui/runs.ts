@@ -59,6 +59,11 @@ function timingCell(entry: TimelineEntry): Markup {
 /** The timeline table: one row per call attempt; refreshed live while the run is open. */
 export function timelineTable(entries: readonly TimelineEntry[]): Markup {
   if (entries.length === 0) return html`<p class="empty">No calls yet.</p>`;
+  // Steps count model-message records, which API clients need not send. When no call comes
+  // after one (every step is 0), the steps say nothing, so the column shows "—" rather than a
+  // misleading 0 on every row; the rows are in call order either way. In a run with messages,
+  // step 0 keeps its meaning: calls made before the first message.
+  const stepped = entries.some((entry) => entry.step > 0);
   return html`<table class="timeline">
     <thead>
       <tr><th>step</th><th>call</th><th>tool</th><th>decision</th><th>rule and reason</th><th>approval</th><th>outcome</th><th>time</th></tr>
@@ -67,7 +72,7 @@ export function timelineTable(entries: readonly TimelineEntry[]): Markup {
       ${entries.map((entry) => {
         const kind = entry.outcome_error_kind ?? entry.error_kind;
         return html`<tr data-call-id="${entry.call_id}">
-          <td>${entry.step}</td>
+          <td class="step">${stepped ? entry.step : '—'}</td>
           <td><code>${entry.call_id}</code>${entry.minted ? html` <span class="meta">(minted)</span>` : ''}${
             entry.attempt > 1 ? html` <span class="meta">attempt ${entry.attempt}</span>` : ''
           }</td>

@@ -175,6 +175,25 @@ describe('web UI inbox and runs', () => {
     expect((await user.get('/ui/runs/nope')).status).toBe(404);
   });
 
+  it('shows "—" for the step of every call in a run without model messages, and the steps once there are some', async () => {
+    const { user, call, keys } = await signedIn();
+    const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'api' } });
+    const runId = run.json.run_id;
+    const decide = (body: unknown) => call('POST', `/v1/runs/${runId}/decisions`, { key: keys.agent, body });
+    await decide({ calls: [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }] });
+    await decide({ calls: [{ id: 'c2', tool: 'read_file', arguments: { path: 'b' } }] });
+    const steps = async () =>
+      [
+        ...(await user.get(`/ui/runs/${runId}/timeline`)).text.matchAll(/<td class="step">([^<]*)<\/td>/g),
+      ].map((match) => match[1]);
+    expect(await steps()).toEqual(['—', '—']);
+    await decide({
+      message: { role: 'assistant', content: 'reading c' },
+      calls: [{ id: 'c3', tool: 'read_file', arguments: { path: 'c' } }],
+    });
+    expect(await steps()).toEqual(['0', '0', '1']);
+  });
+
   it('streams approval events to a signed-in browser', async () => {
     const { user, app, call, keys } = await signedIn();
     expect((await app.request('/ui/events')).status).toBe(401);
