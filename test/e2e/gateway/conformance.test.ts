@@ -3,7 +3,7 @@
 // upstream passes directly must pass through the gateway too. Also: upstream list changes
 // reach the gateway's clients.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConformanceUpstream, startConformanceUpstream } from './conformance-upstream.js';
 import { connectClient, eventually, ROOT, type ServedGateway, serveGateway } from './harness.js';
 
-const NODE_22 = resolve(ROOT, 'node_modules/node/bin/node');
+// Node 22 from the npm package `node`, installed by scripts/setup.sh outside the workspace.
+const NODE_22 = resolve(ROOT, 'tools/node22/node_modules/node/bin/node');
 const CONFORMANCE = resolve(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 
 const POLICY = `
@@ -34,14 +35,19 @@ interface Check {
 
 /** Runs every server scenario (`--suite all`, pending ones too) against `url`; returns each one's checks. */
 async function runSuite(url: string, output: string): Promise<Map<string, Check[]>> {
-  await new Promise<void>((done) => {
+  const ran = await new Promise<{ error: Error | null; stderr: string }>((done) => {
     execFile(
       NODE_22,
       [CONFORMANCE, 'server', '--url', url, '--suite', 'all', '--output-dir', output],
       { timeout: 170_000 },
-      () => done(),
+      (error, _stdout, stderr) => done({ error, stderr }),
     );
   });
+  if (!existsSync(output)) {
+    throw new Error(
+      `the conformance suite wrote no results (${ran.error?.message ?? 'no error'}): ${ran.stderr.slice(-2000)}`,
+    );
+  }
   const scenarios = new Map<string, Check[]>();
   for (const entry of readdirSync(output)) {
     const match = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry);
