@@ -3,11 +3,11 @@
 
 export type { DataDir } from './data-dir.js';
 export { openDataDir } from './data-dir.js';
+export type { SqliteStoreOptions } from './database.js';
 export type { EmbeddedEngine, EmbeddedLedger, EmbeddedOptions } from './embedded.js';
 export { openEmbedded, openLedger } from './embedded.js';
 export type { LogKey } from './log-key.js';
 export { loadOrCreateLogKey } from './log-key.js';
-export type { SqliteStoreOptions } from './sqlite-store.js';
 export { SqliteStore } from './sqlite-store.js';
 export type { WriterLock } from './writer-lock.js';
 export { acquireWriterLock, WRITER_LOCK_FILE } from './writer-lock.js';
