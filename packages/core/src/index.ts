@@ -90,6 +90,7 @@ export type {
   PolicyRuleDocument,
 } from './policy/index.js';
 export { compilePolicy, loadPolicy } from './policy/index.js';
+export { formatDuration, parseDuration } from './policy/duration.js';
 export { MemoryStore } from './store/memory-store.js';
 export type {
   ApiKeyRow,

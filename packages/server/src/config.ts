@@ -64,6 +64,8 @@ export interface ServerConfig {
   upstreams: UpstreamConfig[];
   /** `mcp.default_profile`: the profile of `/mcp` and of `callgate mcp --stdio` without `--profile`. */
   defaultProfile?: string;
+  /** What the file still says in a deprecated way (each names the key and what to write instead). */
+  warnings?: string[];
 }
 
 /** The profile a gateway session gets when neither the URL nor a flag names one. */
@@ -104,12 +106,20 @@ function validateYaml<Schema extends z.ZodType>(
 
 /**
  * Validates `upstreams:` with the gateway's own rules and resolves each stdio upstream's `cwd`
- * against `base` (the config file's folder, also the default `cwd`).
+ * against `base` (the config file's folder, also the default `cwd`), and a `command` that is a
+ * path against that `cwd` (a bare name such as `npx` is looked up on PATH). `args` are passed as
+ * written: the upstream reads relative ones against its `cwd`.
  */
-function readUpstreams(value: unknown, source: YamlText, file: string, base: string): UpstreamConfig[] {
+function readUpstreams(
+  value: unknown,
+  source: YamlText,
+  file: string,
+  base: string,
+  warnings: string[],
+): UpstreamConfig[] {
   let upstreams: UpstreamConfig[];
   try {
-    upstreams = parseUpstreams(value);
+    upstreams = parseUpstreams(value, { warn: (message) => warnings.push(`${file}.${message}`) });
   } catch (error) {
     if (!isCallgateError(error)) throw error;
     // parseUpstreams names the field from `upstreams` on (`upstreams.0.stdio.command: ...`).
@@ -121,11 +131,16 @@ function readUpstreams(value: unknown, source: YamlText, file: string, base: str
       ...located(`${file}.${error.message}`, path, source.positionOf(steps)),
     );
   }
-  return upstreams.map((upstream) =>
-    upstream.stdio
-      ? { ...upstream, stdio: { ...upstream.stdio, cwd: resolve(base, upstream.stdio.cwd ?? '.') } }
-      : upstream,
-  );
+  return upstreams.map((upstream) => {
+    if (!upstream.stdio) return upstream;
+    const cwd = resolve(base, upstream.stdio.cwd ?? '.');
+    // A command given as a path (`./bin/server`, `node_modules/.bin/x`) is made absolute here, so
+    // that it does not depend on where callgate was started and a failure names the real file.
+    const command = /[/\\]/.test(upstream.stdio.command)
+      ? resolve(cwd, upstream.stdio.command)
+      : upstream.stdio.command;
+    return { ...upstream, stdio: { ...upstream.stdio, command, cwd } };
+  });
 }
 
 async function readYamlFile(path: string, what: string): Promise<YamlText> {
@@ -175,7 +190,12 @@ export async function readServerConfig(
   const base = dirname(file);
   const source = await readYamlFile(file, 'config');
   const parsed = validateYaml(serverConfigSchema, source, source.value ?? {}, file);
-  const config: ServerConfig = { tools: [], upstreams: readUpstreams(parsed.upstreams, source, file, base) };
+  const warnings: string[] = [];
+  const config: ServerConfig = {
+    tools: [],
+    upstreams: readUpstreams(parsed.upstreams, source, file, base, warnings),
+  };
+  if (warnings.length > 0) config.warnings = warnings;
   if (typeof parsed.policy === 'string') {
     const policyPath = resolve(base, parsed.policy);
     config.policy = await readPolicyFile(policyPath);
