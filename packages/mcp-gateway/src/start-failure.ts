@@ -39,8 +39,7 @@ export function explainStartFailure(stdio: StdioUpstream, path: string | undefin
   if (command.includes('/') || command.includes('\\')) {
     const resolved = isAbsolute(command) ? command : resolve(folder, command);
     const where = isAbsolute(command) ? '' : ` (relative paths are resolved against ${folder})`;
-    if (!exists(resolved))
-      return `command ${command} resolves to ${resolved}, which does not exist${where}`;
+    if (!exists(resolved)) return `command ${command} resolves to ${resolved}, which does not exist${where}`;
     if (!executable(resolved))
       return `command ${command} resolves to ${resolved}, which is not an executable file${where}`;
     return undefined;

@@ -52,7 +52,7 @@ describe('callgate.yaml', () => {
     });
   });
 
-  it('reads upstreams (cwd resolved against the file’s folder, which is its default; a command path against cwd) and mcp.default_profile', async () => {
+  it('reads upstreams (cwd resolved against the file’s folder, which is its default) and mcp.default_profile', async () => {
     const dir = await folder();
     await writeFile(
       join(dir, 'callgate.yaml'),
@@ -79,7 +79,7 @@ describe('callgate.yaml', () => {
           cwd: dir,
         },
       },
-      { name: 'local', stdio: { command: join(dir, 'tools', 'bin', 'server'), cwd: join(dir, 'tools') } },
+      { name: 'local', stdio: { command: './bin/server', cwd: join(dir, 'tools') } },
       { name: 'web', http: { url: 'https://mcp.example.com/mcp' }, trust: 'untrusted', timeoutMs: 30_000 },
     ]);
     expect(config.defaultProfile).toBe('observe');

@@ -106,9 +106,8 @@ function validateYaml<Schema extends z.ZodType>(
 
 /**
  * Validates `upstreams:` with the gateway's own rules and resolves each stdio upstream's `cwd`
- * against `base` (the config file's folder, also the default `cwd`), and a `command` that is a
- * path against that `cwd` (a bare name such as `npx` is looked up on PATH). `args` are passed as
- * written: the upstream reads relative ones against its `cwd`.
+ * against `base` (the config file's folder, also the default `cwd`). A `command` that is a path
+ * (`./bin/server`) is started from that `cwd`; a bare name (`npx`) is looked up on PATH.
  */
 function readUpstreams(
   value: unknown,
@@ -131,16 +130,13 @@ function readUpstreams(
       ...located(`${file}.${error.message}`, path, source.positionOf(steps)),
     );
   }
-  return upstreams.map((upstream) => {
-    if (!upstream.stdio) return upstream;
-    const cwd = resolve(base, upstream.stdio.cwd ?? '.');
-    // A command given as a path (`./bin/server`, `node_modules/.bin/x`) is made absolute here, so
-    // that it does not depend on where callgate was started and a failure names the real file.
-    const command = /[/\\]/.test(upstream.stdio.command)
-      ? resolve(cwd, upstream.stdio.command)
-      : upstream.stdio.command;
-    return { ...upstream, stdio: { ...upstream.stdio, command, cwd } };
-  });
+  // A relative `command` and relative `args` are read by the child against its `cwd`, so
+  // resolving `cwd` here makes every relative path in an upstream relative to this file.
+  return upstreams.map((upstream) =>
+    upstream.stdio
+      ? { ...upstream, stdio: { ...upstream.stdio, cwd: resolve(base, upstream.stdio.cwd ?? '.') } }
+      : upstream,
+  );
 }
 
 async function readYamlFile(path: string, what: string): Promise<YamlText> {

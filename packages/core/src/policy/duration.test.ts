@@ -14,7 +14,21 @@ describe('parseDuration', () => {
   });
 
   it('refuses zero, fractions of a millisecond, negatives, unitless strings and other units', () => {
-    for (const value of [0, 1.5, -1, '0s', '0.5ms', '1.0005s', '60', '5 min', '2d', '', null, true, Number.NaN]) {
+    for (const value of [
+      0,
+      1.5,
+      -1,
+      '0s',
+      '0.5ms',
+      '1.0005s',
+      '60',
+      '5 min',
+      '2d',
+      '',
+      null,
+      true,
+      Number.NaN,
+    ]) {
       expect(parseDuration(value)).toHaveProperty('problem');
     }
   });
