@@ -25,6 +25,8 @@ echo "== examples check themselves"
 "$node22" examples/ai-sdk-agent/main.mjs
 "$node22" examples/openai-agents-agent/main.mjs
 node examples/langchain-agent/main.mjs
+(cd "$(mktemp -d)" && node "$OLDPWD/examples/gateway/agent.mjs" >/dev/null) || { echo "examples/gateway failed"; exit 1; }
+echo "examples/gateway: OK (run from a folder outside the repository)"
 demo_log=test-artifacts/demo.log
 node packages/cli/dist/bin.js demo >"$demo_log" 2>&1 || { cat "$demo_log"; echo "callgate demo failed"; exit 1; }
 echo "callgate demo: $(tail -n 2 "$demo_log" | head -n 1)"
