@@ -31,7 +31,10 @@ const expect = (what, ok) => {
 
 /** `callgate ARGS` to completion; its standard output. */
 function callgate(args, env = {}) {
-  return execFileSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  return execFileSync(process.execPath, [cli, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
 }
 
 /** Starts `callgate serve` on a free port over `dataDir`; resolves with its URL and a stop function. */
@@ -88,19 +91,27 @@ async function agent(url, key, onWaiting) {
   const { tools } = await client.listTools();
   const names = tools.map((tool) => tool.name).sort();
   console.log(`tools (profile observe): ${names.join(', ')}`);
-  expect(`the observe profile's tools, got ${names}`, names.join() === 'list_directory,read_text_file,search_files,write_file');
+  expect(
+    `the observe profile's tools, got ${names}`,
+    names.join() === 'list_directory,read_text_file,search_files,write_file',
+  );
 
   const sandbox = join(here, 'sandbox');
   const listing = read(await client.callTool({ name: 'list_directory', arguments: { path: sandbox } }));
   console.log(`list_directory   allowed  ${listing.text.split('\n').filter(Boolean).join(', ')}`);
   expect('list_directory is allowed', !listing.kind && listing.text.includes('notes.md'));
 
-  const notes = read(await client.callTool({ name: 'read_text_file', arguments: { path: join(sandbox, 'notes.md') } }));
+  const notes = read(
+    await client.callTool({ name: 'read_text_file', arguments: { path: join(sandbox, 'notes.md') } }),
+  );
   console.log(`read_text_file   allowed  ${notes.text.split('\n')[0]}`);
   expect('read_text_file is allowed', !notes.kind && notes.text.startsWith('# Notes'));
 
   const moved = read(
-    await client.callTool({ name: 'move_file', arguments: { source: join(sandbox, 'todo.txt'), destination: join(sandbox, 'x.txt') } }),
+    await client.callTool({
+      name: 'move_file',
+      arguments: { source: join(sandbox, 'todo.txt'), destination: join(sandbox, 'x.txt') },
+    }),
   );
   console.log(`move_file        refused  ${moved.kind} (not in the observe profile)`);
   expect(`move_file is refused as tool-not-found, got ${moved.kind}`, moved.kind === 'tool-not-found');
@@ -134,7 +145,9 @@ async function approveAsReviewer(url, reviewerKey) {
         headers,
         body: JSON.stringify({ reason: 'checked the content' }),
       });
-      console.log(`                          approved by the reviewer key through POST /v1/approvals/${pending.id}/approve`);
+      console.log(
+        `                          approved by the reviewer key through POST /v1/approvals/${pending.id}/approve`,
+      );
       expect(`the approval is answered, got ${answered.status}`, answered.status === 200);
       return pending.run_id;
     }
@@ -145,35 +158,51 @@ async function approveAsReviewer(url, reviewerKey) {
 
 if (values.url) {
   if (!values.key) {
-    console.error('--key <agent key> is needed with --url (callgate keys create --role agent --name my-agent)');
+    console.error(
+      '--key <agent key> is needed with --url (callgate keys create --role agent --name my-agent)',
+    );
     process.exit(2);
   }
   const written = await agent(values.url, values.key, () => {
     console.log(`  approve or deny it at ${values.url}/ui/approvals (sign in with a reviewer key)`);
     return Promise.resolve();
   });
-  console.log(written.kind ? 'the write was refused: nothing was written' : `wrote ${join(here, 'sandbox/reply.md')}`);
+  console.log(
+    written.kind ? 'the write was refused: nothing was written' : `wrote ${join(here, 'sandbox/reply.md')}`,
+  );
   process.exit(0);
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'callgate-gateway-example-'));
 const keyOf = (printed) => /\b(cg_[A-Za-z0-9_-]{43})\b/.exec(printed)?.[1];
-const agentKey = keyOf(callgate(['keys', 'create', '--role', 'agent', '--name', 'example-agent', '--data', dataDir]));
-const reviewerKey = keyOf(callgate(['keys', 'create', '--role', 'reviewer', '--name', 'example-reviewer', '--data', dataDir]));
+const agentKey = keyOf(
+  callgate(['keys', 'create', '--role', 'agent', '--name', 'example-agent', '--data', dataDir]),
+);
+const reviewerKey = keyOf(
+  callgate(['keys', 'create', '--role', 'reviewer', '--name', 'example-reviewer', '--data', dataDir]),
+);
 const server = await serve(dataDir);
 const replyPath = join(here, 'sandbox/reply.md');
 try {
   console.log(`callgate serving ${server.url} (data ${dataDir})`);
-  expect('the banner shows the upstream connected', /upstreams {2}files connected, \d+ tools/.test(server.output()));
+  expect(
+    'the banner shows the upstream connected',
+    /upstreams {2}files connected, \d+ tools/.test(server.output()),
+  );
   let runId;
   const written = await agent(server.url, agentKey, async () => {
     runId = await approveAsReviewer(server.url, reviewerKey);
   });
   expect(`the approved write runs, got ${written.kind}`, !written.kind);
-  expect('the file holds exactly the approved content', existsSync(replyPath) && readFileSync(replyPath, 'utf8') === 'Thanks, noted.\n');
+  expect(
+    'the file holds exactly the approved content',
+    existsSync(replyPath) && readFileSync(replyPath, 'utf8') === 'Thanks, noted.\n',
+  );
 
   const bundle = join(dataDir, 'bundle.json');
-  callgate(['export', '--url', server.url, '--run', runId, '--out', bundle], { CALLGATE_API_KEY: reviewerKey });
+  callgate(['export', '--url', server.url, '--run', runId, '--out', bundle], {
+    CALLGATE_API_KEY: reviewerKey,
+  });
   const logKey = callgate(['log-key', 'show', '--data', dataDir]).trim();
   const verified = callgate(['verify', bundle, '--public-key', logKey, '--strict']).trim();
   console.log(`\ncallgate verify (key ${logKey}):\n  ${verified}`);
@@ -190,4 +219,6 @@ if (problems.length > 0) {
   console.error(`\ngateway example FAILED:\n- ${problems.join('\n- ')}`);
   process.exit(1);
 }
-console.log('gateway example OK: reads allowed, a tool outside the profile refused, the write ran once approved, the bundle verifies.');
+console.log(
+  'gateway example OK: reads allowed, a tool outside the profile refused, the write ran once approved, the bundle verifies.',
+);
