@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const [folder, ...workspaces] = process.argv.slice(2);
-const manifests = workspaces.map((workspace) => JSON.parse(readFileSync(join(workspace, 'package.json'), 'utf8')));
+const manifests = workspaces.map((workspace) =>
+  JSON.parse(readFileSync(join(workspace, 'package.json'), 'utf8')),
+);
 const versions = new Map(manifests.map((manifest) => [manifest.name, manifest.version]));
 const problems = [];
 
@@ -51,7 +53,9 @@ for (const manifest of manifests) {
       if (!name.startsWith('@callgate/')) continue;
       if (!versions.has(name)) problems.push(`${manifest.name}: ${field} ${name} is no workspace package`);
       else if (range !== versions.get(name))
-        problems.push(`${manifest.name}: ${field} ${name}@${range}, but the sibling is ${versions.get(name)}`);
+        problems.push(
+          `${manifest.name}: ${field} ${name}@${range}, but the sibling is ${versions.get(name)}`,
+        );
     }
   }
 }
@@ -59,4 +63,6 @@ if (problems.length > 0) {
   console.error(`package check FAILED:\n- ${problems.join('\n- ')}`);
   process.exit(1);
 }
-console.log(`${manifests.length} tarballs hold what they export; @callgate dependencies name sibling versions`);
+console.log(
+  `${manifests.length} tarballs hold what they export; @callgate dependencies name sibling versions`,
+);

@@ -33,3 +33,6 @@ echo "callgate demo: $(tail -n 2 "$demo_log" | head -n 1)"
 
 echo "== Python: callgate-haystack (pytest against a real server) and examples/haystack-agent"
 bash scripts/python-test.sh
+
+echo "== installable packages: npm pack tarballs and pip install, from a folder outside the repository"
+if [ "${CALLGATE_SKIP_PACKAGE_TEST:-}" = 1 ]; then echo "skipped (CALLGATE_SKIP_PACKAGE_TEST=1)"; else bash scripts/package-test.sh; fi

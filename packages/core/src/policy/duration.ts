@@ -36,18 +36,18 @@ export function parseDuration(value: unknown): { ms: number } | { problem: strin
   };
 }
 
-function trimmed(value: number): string {
-  return value.toFixed(1).replace(/\.0$/, '');
-}
-
 /**
  * A duration for people: `0.3 ms`, `42 ms`, `35.7 s`, `4 min 56 s`, `2 h 5 min`, `3 d 4 h`.
  * Below 100 ms one decimal is kept (`1.8 ms`), below a minute seconds have one decimal, above it
  * whole units are shown two at a time (the smaller one omitted when zero).
  *
+ * Self-contained (it refers to nothing outside its body), so the web UI's script embeds this very
+ * function's source for its live countdowns.
+ *
  * @param ms milliseconds; negative or non-finite values print as `0 ms`.
  */
 export function formatDuration(ms: number): string {
+  const trimmed = (value: number) => value.toFixed(1).replace(/\.0$/, '');
   if (!Number.isFinite(ms) || ms <= 0) return '0 ms';
   if (ms < 99.95) return `${trimmed(ms)} ms`;
   if (ms < 999.5) return `${Math.round(ms)} ms`;
