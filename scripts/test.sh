@@ -25,6 +25,10 @@ echo "== examples check themselves"
 "$node22" examples/ai-sdk-agent/main.mjs
 "$node22" examples/openai-agents-agent/main.mjs
 node examples/langchain-agent/main.mjs
+"$node22" examples/ai-sdk-agent/server.mjs >/dev/null || { echo "examples/ai-sdk-agent/server.mjs failed"; exit 1; }
+"$node22" examples/openai-agents-agent/server.mjs >/dev/null || { echo "examples/openai-agents-agent/server.mjs failed"; exit 1; }
+node examples/langchain-agent/server.mjs >/dev/null || { echo "examples/langchain-agent/server.mjs failed"; exit 1; }
+echo "server-backed examples (ai-sdk, openai-agents, langchain): OK"
 (cd "$(mktemp -d)" && node "$OLDPWD/examples/gateway/agent.mjs" >/dev/null) || { echo "examples/gateway failed"; exit 1; }
 echo "examples/gateway: OK (run from a folder outside the repository)"
 demo_log=test-artifacts/demo.log
