@@ -79,11 +79,12 @@ const model = new MockLanguageModelV4({
 let problem;
 try {
   const gate = await createAiSdkGate({ governor: remoteGovernor(client) });
+  if (!own) console.log(`send_invoice will wait: approve or deny it at ${url}/ui/approvals`);
   const reviewing = own
     ? answerWhenAsked(url, own.reviewerKey, 'send_invoice', { reason: 'matches the order' }).then(
         (approval) => say(`send_invoice ${approval.status} by ${approval.reviewer} (through the API)`),
       )
-    : (console.log(`send_invoice waits: approve or deny it at ${url}/ui/approvals`), Promise.resolve());
+    : Promise.resolve();
   const messages = [{ role: 'user', content: 'Send acme its invoice.' }];
   for (;;) {
     const result = await generateText({

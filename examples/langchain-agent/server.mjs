@@ -76,11 +76,12 @@ const agent = createAgent({
 
 let problem;
 try {
+  if (!own) console.log(`send_invoice will wait: approve or deny it at ${url}/ui/approvals`);
   const reviewing = own
     ? answerWhenAsked(url, own.reviewerKey, 'send_invoice', { reason: 'matches the order' }).then(
         (approval) => say(`send_invoice ${approval.status} by ${approval.reviewer} (through the API)`),
       )
-    : (console.log(`send_invoice waits: approve or deny it at ${url}/ui/approvals`), Promise.resolve());
+    : Promise.resolve();
   let runId;
   for await (const update of await agent.stream(
     { messages: [{ role: 'user', content: 'Bill acme.' }] },

@@ -72,11 +72,12 @@ try {
       ],
     }),
   );
+  if (!own) console.log(`send_invoice will wait: approve or deny it at ${url}/ui/approvals`);
   const reviewing = own
     ? answerWhenAsked(url, own.reviewerKey, 'send_invoice', { reason: 'matches the order' }).then(
         (approval) => say(`send_invoice ${approval.status} by ${approval.reviewer} (through the API)`),
       )
-    : (console.log(`send_invoice waits: approve or deny it at ${url}/ui/approvals`), Promise.resolve());
+    : Promise.resolve();
   const context = await gate.begin({ customer: 'acme' });
   let result = await run(agent, 'Bill acme.', { context });
   while (result.interruptions.length > 0) {
