@@ -16,6 +16,7 @@ describe('@callgate/core public API', () => {
         "SECRET_PATTERNS",
         "ToolRegistry",
         "VERIFY_CHECKS",
+        "YamlLocator",
         "approvalRefusal",
         "canonicalJson",
         "checkJsonValue",

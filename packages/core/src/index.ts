@@ -91,6 +91,7 @@ export type {
   PolicyRuleDocument,
 } from './policy/index.js';
 export { compilePolicy, loadPolicy } from './policy/index.js';
+export { YamlLocator } from './policy/yaml-locator.js';
 export { MemoryStore } from './store/memory-store.js';
 export type {
   ApiKeyRow,
