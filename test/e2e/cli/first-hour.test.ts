@@ -57,6 +57,8 @@ describe('callgate for a newcomer', () => {
     expect(shown.code).toBe(0);
     expect(shown.stdout.trim()).toBe(server.verifierKey);
     expect(server.verifierKey).toMatch(/^callgate\.local\/log\/[0-9a-f]{12}\+[0-9a-f]{8}\+/);
+    const health = (await (await fetch(`${server.url}/v1/health`)).json()) as { log_key?: string };
+    expect(health.log_key).toBe(server.verifierKey);
   });
 
   it('names the --url form when the server holds the data folder, and exports through it', async () => {
