@@ -20,14 +20,12 @@ describe('table', () => {
     });
     fc.assert(
       fc.property(
-        fc
-          .integer({ min: 1, max: 6 })
-          .chain((columns) =>
-            fc.array(fc.array(cell, { minLength: columns, maxLength: columns }), {
-              minLength: 1,
-              maxLength: 8,
-            }),
-          ),
+        fc.integer({ min: 1, max: 6 }).chain((columns) =>
+          fc.array(fc.array(cell, { minLength: columns, maxLength: columns }), {
+            minLength: 1,
+            maxLength: 8,
+          }),
+        ),
         (rows) => {
           const lines = table(rows).split('\n');
           expect(lines).toHaveLength(rows.length);
