@@ -16,7 +16,13 @@ import { verifyBundle } from '@callgate/core';
 import { callgateMiddleware } from '@callgate/langchain';
 import { fakeModel } from '@langchain/core/testing';
 import { AIMessage, createAgent, ToolMessage, tool } from 'langchain';
-import { answerWhenAsked, serverArguments, startServer } from '../support/server.mjs';
+import {
+  answerWhenAsked,
+  expectPrinted,
+  SELF_CHECK_LINES,
+  serverArguments,
+  startServer,
+} from '../support/server.mjs';
 
 const policy = readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'policy.yaml'), 'utf8');
 const given = serverArguments();
@@ -114,17 +120,4 @@ try {
   await own?.stop();
 }
 if (problem) throw problem;
-if (own) {
-  const expected = [
-    'read invoices.txt',
-    'send_invoice approved by example-reviewer (through the API)',
-    'sent an invoice of 5000 to acme',
-    'model: Invoice sent.',
-    'ledger: verified against callgate log-key show',
-  ];
-  if (JSON.stringify([...printed].sort()) !== JSON.stringify([...expected].sort())) {
-    console.error(`\nexample FAILED: expected\n${expected.join('\n')}`);
-    process.exit(1);
-  }
-  console.log('\nexample OK');
-}
+if (own) expectPrinted(printed, SELF_CHECK_LINES);

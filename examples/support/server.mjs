@@ -103,3 +103,21 @@ export async function answerWhenAsked(url, reviewerKey, tool, { approve = true, 
   }
   throw new Error(`no ${tool} approval was asked for within 60 s`);
 }
+
+/** Exits 1 naming what was expected when `printed` holds other lines than `expected` (in any order). */
+export function expectPrinted(printed, expected) {
+  if (JSON.stringify([...printed].sort()) !== JSON.stringify([...expected].sort())) {
+    console.error(`\nexample FAILED: expected\n${expected.join('\n')}`);
+    process.exit(1);
+  }
+  console.log('\nexample OK');
+}
+
+/** The lines every server-backed example prints when it checks itself. */
+export const SELF_CHECK_LINES = [
+  'read invoices.txt',
+  'send_invoice approved by example-reviewer (through the API)',
+  'sent an invoice of 5000 to acme',
+  'model: Invoice sent.',
+  'ledger: verified against callgate log-key show',
+];
