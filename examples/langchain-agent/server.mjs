@@ -8,9 +8,6 @@
 //   node server.mjs
 //       self-check: starts its own server, approves through the API with a reviewer key,
 //       verifies the exported run against the log key, and exits 1 when anything differs.
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CallgateClient, remoteGovernor } from '@callgate/client';
 import { verifyBundle } from '@callgate/core';
 import { callgateMiddleware } from '@callgate/langchain';
@@ -18,23 +15,15 @@ import { fakeModel } from '@langchain/core/testing';
 import { AIMessage, createAgent, ToolMessage, tool } from 'langchain';
 import {
   answerWhenAsked,
+  exampleServer,
   expectPrinted,
   SELF_CHECK_LINES,
-  serverArguments,
-  startServer,
+  transcript,
 } from '../support/server.mjs';
 
-const policy = readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'policy.yaml'), 'utf8');
-const given = serverArguments();
-const own = given ? undefined : await startServer(policy);
-const url = given?.url ?? own.url;
-const client = new CallgateClient({ url, apiKey: given?.key ?? own.agentKey });
-
-const printed = [];
-const say = (line) => {
-  printed.push(line);
-  console.log(line);
-};
+const { own, url, agentKey } = await exampleServer(new URL('policy.yaml', import.meta.url));
+const client = new CallgateClient({ url, apiKey: agentKey });
+const { printed, say } = transcript();
 const invoiceSchema = {
   type: 'object',
   properties: { to: { type: 'string' }, amount: { type: 'number' } },

@@ -2,7 +2,7 @@
 // given) and a reviewer that answers through the HTTP API, standing in for the person at the
 // inbox. Every path is taken from this file's folder, so the examples run from any directory.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,3 +121,27 @@ export const SELF_CHECK_LINES = [
   'model: Invoice sent.',
   'ledger: verified against callgate log-key show',
 ];
+
+/**
+ * Where a server-backed example talks to: the server of `--url` and `--key`, or (without them)
+ * one it starts with the policy file `policyUrl` (`new URL('policy.yaml', import.meta.url)`).
+ * Returns `{ own, url, agentKey }`; `own` (its own server, to stop) is undefined with `--url`.
+ */
+export async function exampleServer(policyUrl) {
+  const given = serverArguments();
+  if (given) return { own: undefined, url: given.url, agentKey: given.key };
+  const own = await startServer(readFileSync(fileURLToPath(policyUrl), 'utf8'));
+  return { own, url: own.url, agentKey: own.agentKey };
+}
+
+/** A `say` that prints a line and keeps it, and the lines it kept. */
+export function transcript() {
+  const printed = [];
+  return {
+    printed,
+    say(line) {
+      printed.push(line);
+      console.log(line);
+    },
+  };
+}
