@@ -181,10 +181,16 @@ describe('every page of the web UI in chromium', () => {
     await expectLayout(page, true);
     await shot(page, '10-run.png');
 
+    const missingRun = await page.goto(`${url}/ui/runs/no-such-run`);
+    expect(missingRun?.status()).toBe(404);
+    await expect(page.locator('main p').first().textContent()).resolves.toBe('no run no-such-run');
+    await expectLayout(page, true);
+    await shot(page, '11-run-not-found.png');
+
     await page.goto(`${url}/ui/no-such-page`);
     expect(await page.locator('h1').textContent()).toBe('Not found');
     await expectLayout(page, true);
-    await shot(page, '11-not-found-signed-in.png');
+    await shot(page, '12-not-found-signed-in.png');
     await page.close();
   }, 90_000);
 });

@@ -286,7 +286,11 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
   app.get('/ui/runs/:id', async (c) => {
     const session = await guard(c);
     if (session instanceof Response) return session;
-    const run = await runOr404(c.req.param('id'));
+    const run = await engine.store.getRun(c.req.param('id'));
+    if (!run) {
+      const content = errorContent(404, `no run ${c.req.param('id')}`);
+      return render(c, { title: 'Not found', session, current: '/ui/runs', content }, 404);
+    }
     const entries = timelineOf(await engine.store.readRunRecords(run.run_id));
     let verification: VerificationView | { error: string };
     try {
