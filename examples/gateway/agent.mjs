@@ -12,60 +12,19 @@
 //       prints, and exits 1 when anything differs from what it expects.
 //
 // Works from any directory: every path is taken from this file's folder.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { answerWhenAsked, callgate, serverArguments, startServer } from '../support/server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const cli = resolve(here, '../../packages/cli/dist/bin.js');
-const { values } = parseArgs({ options: { url: { type: 'string' }, key: { type: 'string' } } });
+const given = serverArguments();
 const problems = [];
 const expect = (what, ok) => {
   if (!ok) problems.push(what);
 };
-
-/** `callgate ARGS` to completion; its standard output. */
-function callgate(args, env = {}) {
-  return execFileSync(process.execPath, [cli, ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, ...env },
-  });
-}
-
-/** Starts `callgate serve` on a free port over `dataDir`; resolves with its URL and a stop function. */
-function serve(dataDir) {
-  const child = spawn(
-    process.execPath,
-    [cli, 'serve', '--config', join(here, 'callgate.yaml'), '--data', dataDir, '--port', '0'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const stop = () =>
-    new Promise((done) => {
-      if (child.exitCode !== null) return done(child.exitCode);
-      child.once('exit', done);
-      child.kill('SIGTERM');
-    });
-  return new Promise((ready, fail) => {
-    const timer = setTimeout(() => fail(new Error(`callgate serve did not start:\n${output}`)), 30_000);
-    const read = (chunk) => {
-      output += chunk;
-      const url = /callgate serving (http:\S+)/.exec(output)?.[1];
-      if (url && output.includes('Press Ctrl+C to stop.')) {
-        clearTimeout(timer);
-        ready({ url, stop, output: () => output });
-      }
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    child.once('exit', () => fail(new Error(`callgate serve exited:\n${output}`)));
-  });
-}
 
 /** The MCP result's text, and its refusal kind when callgate refused the call. */
 function read(result) {
@@ -133,38 +92,9 @@ async function agent(url, key, onWaiting) {
   return written;
 }
 
-/** Polls the pending approvals with the reviewer key and approves the first write_file one. */
-async function approveAsReviewer(url, reviewerKey) {
-  const headers = { Authorization: `Bearer ${reviewerKey}`, 'content-type': 'application/json' };
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const { approvals } = await (await fetch(`${url}/v1/approvals?status=pending`, { headers })).json();
-    const pending = approvals.find((approval) => approval.tool === 'write_file');
-    if (pending) {
-      const answered = await fetch(`${url}/v1/approvals/${pending.id}/approve`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ reason: 'checked the content' }),
-      });
-      console.log(
-        `                          approved by the reviewer key through POST /v1/approvals/${pending.id}/approve`,
-      );
-      expect(`the approval is answered, got ${answered.status}`, answered.status === 200);
-      return pending.run_id;
-    }
-    await new Promise((wait) => setTimeout(wait, 100));
-  }
-  problems.push('no write_file approval was asked for');
-}
-
-if (values.url) {
-  if (!values.key) {
-    console.error(
-      '--key <agent key> is needed with --url (callgate keys create --role agent --name my-agent)',
-    );
-    process.exit(2);
-  }
-  const written = await agent(values.url, values.key, () => {
-    console.log(`  approve or deny it at ${values.url}/ui/approvals (sign in with a reviewer key)`);
+if (given) {
+  const written = await agent(given.url, given.key, () => {
+    console.log(`  approve or deny it at ${given.url}/ui/approvals (sign in with a reviewer key)`);
     return Promise.resolve();
   });
   console.log(
@@ -173,15 +103,8 @@ if (values.url) {
   process.exit(0);
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'callgate-gateway-example-'));
-const keyOf = (printed) => /\b(cg_[A-Za-z0-9_-]{43})\b/.exec(printed)?.[1];
-const agentKey = keyOf(
-  callgate(['keys', 'create', '--role', 'agent', '--name', 'example-agent', '--data', dataDir]),
-);
-const reviewerKey = keyOf(
-  callgate(['keys', 'create', '--role', 'reviewer', '--name', 'example-reviewer', '--data', dataDir]),
-);
-const server = await serve(dataDir);
+const server = await startServer(undefined, { config: join(here, 'callgate.yaml') });
+const { dataDir } = server;
 const replyPath = join(here, 'sandbox/reply.md');
 try {
   console.log(`callgate serving ${server.url} (data ${dataDir})`);
@@ -190,8 +113,14 @@ try {
     /upstreams {2}files connected, \d+ tools/.test(server.output()),
   );
   let runId;
-  const written = await agent(server.url, agentKey, async () => {
-    runId = await approveAsReviewer(server.url, reviewerKey);
+  const written = await agent(server.url, server.agentKey, async () => {
+    const approval = await answerWhenAsked(server.url, server.reviewerKey, 'write_file', {
+      reason: 'checked the content',
+    });
+    console.log(
+      `                          approved by the reviewer key through POST /v1/approvals/${approval.id}/approve`,
+    );
+    runId = approval.run_id;
   });
   expect(`the approved write runs, got ${written.kind}`, !written.kind);
   expect(
@@ -200,10 +129,8 @@ try {
   );
 
   const bundle = join(dataDir, 'bundle.json');
-  callgate(['export', '--url', server.url, '--run', runId, '--out', bundle], {
-    CALLGATE_API_KEY: reviewerKey,
-  });
-  const logKey = callgate(['log-key', 'show', '--data', dataDir]).trim();
+  callgate(['export', '--url', server.url, '--key', server.reviewerKey, '--run', runId, '--out', bundle]);
+  const logKey = server.logKey();
   const verified = callgate(['verify', bundle, '--public-key', logKey, '--strict']).trim();
   console.log(`\ncallgate verify (key ${logKey}):\n  ${verified}`);
   expect(`the bundle verifies, got ${verified}`, verified.startsWith('OK:'));
@@ -213,7 +140,6 @@ try {
 } finally {
   await server.stop();
   rmSync(replyPath, { force: true });
-  rmSync(dataDir, { recursive: true, force: true });
 }
 if (problems.length > 0) {
   console.error(`\ngateway example FAILED:\n- ${problems.join('\n- ')}`);

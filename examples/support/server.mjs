@@ -31,24 +31,25 @@ export function serverArguments() {
 }
 
 /**
- * Starts `callgate serve --policy` on a free port in a temporary folder, with an agent and a
- * reviewer key. `stop()` stops it and removes the folder.
+ * Starts `callgate serve` on a free port with a temporary data folder, with an agent and a
+ * reviewer key: `--policy` with `policy` (YAML text), or `--config` with the file `config`.
+ * Resolves with `{ url, agentKey, reviewerKey, dataDir, output(), logKey(), stop() }`; `stop()`
+ * stops it and removes the folder.
  */
-export async function startServer(policy) {
+export async function startServer(policy, { config } = {}) {
   const folder = mkdtempSync(join(tmpdir(), 'callgate-example-server-'));
   const data = join(folder, 'data');
-  writeFileSync(join(folder, 'policy.yaml'), policy);
+  const source = config ? ['--config', config] : ['--policy', join(folder, 'policy.yaml')];
+  if (!config) writeFileSync(join(folder, 'policy.yaml'), policy);
   const keyOf = (role, name) =>
     /\b(cg_[A-Za-z0-9_-]{43})\b/.exec(
       callgate(['keys', 'create', '--role', role, '--name', name, '--data', data]),
     )?.[1];
   const agentKey = keyOf('agent', 'example-agent');
   const reviewerKey = keyOf('reviewer', 'example-reviewer');
-  const child = spawn(
-    NODE,
-    [CLI, 'serve', '--policy', join(folder, 'policy.yaml'), '--data', data, '--port', '0'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(NODE, [CLI, 'serve', ...source, '--data', data, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const url = await new Promise((ready, fail) => {
     const timer = setTimeout(() => fail(new Error(`callgate serve did not start:\n${output}`)), 30_000);
@@ -68,6 +69,8 @@ export async function startServer(policy) {
     url,
     agentKey,
     reviewerKey,
+    dataDir: data,
+    output: () => output,
     logKey: () => callgate(['log-key', 'show', '--data', data]).trim(),
     async stop() {
       if (child.exitCode === null) {
