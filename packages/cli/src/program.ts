@@ -5,6 +5,7 @@ import { runDemo } from './commands/demo.js';
 import { registerKeysCommands } from './commands/keys.js';
 import { runExport, runRunsList, runRunsShow } from './commands/ledger.js';
 import { registerMcpCommand } from './commands/mcp.js';
+import { registerPolicyCommands } from './commands/policy.js';
 import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 
@@ -107,6 +108,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
   registerMcpCommand(program, commandContext);
   registerKeysCommands(program, commandContext);
   registerApprovalsCommands(program, commandContext);
+  registerPolicyCommands(program, commandContext);
 
   for (const group of program.commands) {
     if (['keys', 'approvals'].includes(group.name())) group.addHelpText('after', EXIT_CODES);

@@ -88,8 +88,13 @@ export type {
   PolicyInput,
   PolicyLimits,
   PolicyRuleDocument,
+  ReplayChange,
+  ReplayedCall,
+  ReplayOptions,
+  ReplayReport,
+  ReplayTool,
 } from './policy/index.js';
-export { compilePolicy, loadPolicy } from './policy/index.js';
+export { compilePolicy, loadPolicy, parseDuration, replayPolicy } from './policy/index.js';
 export { MemoryStore } from './store/memory-store.js';
 export type {
   ApiKeyRow,
