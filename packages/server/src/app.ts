@@ -6,6 +6,7 @@ import { DEFAULT_MCP_PROFILE } from './config.js';
 import { errorResponseOf, methodNotAllowedResponse } from './http/errors.js';
 import { Lifecycle } from './lifecycle.js';
 import { openApiDocument } from './openapi.js';
+import { PolicyReloader, type PolicySourceReader, policyRoutes } from './policy-reload.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { allowedMethodsFinder, mountRoutes, type Route } from './routes/define.js';
@@ -41,11 +42,14 @@ export interface AppOptions {
   gateway?: Gateway;
   /** The profile of `/mcp` (a path naming none). Default `full` (every tool). */
   defaultProfile?: string;
+  /** Reads the policy again (SIGHUP, `POST /v1/admin/policy` without a body policy). */
+  policySource?: PolicySourceReader;
 }
 
 interface AppInternals {
   server: ServerContext;
   detach: () => void;
+  reloader: PolicyReloader;
 }
 
 const internals = new WeakMap<Hono, AppInternals>();
@@ -58,8 +62,14 @@ export function appInternals(app: Hono): AppInternals {
 }
 
 /** Every API route of the server, in the order the OpenAPI document lists them. */
-function apiRoutes(server: ServerContext): Route[] {
-  return [...adminRoutes(server), ...runRoutes(server), ...approvalRoutes(server), ...ledgerRoutes(server)];
+function apiRoutes(server: ServerContext, reloader: PolicyReloader): Route[] {
+  return [
+    ...adminRoutes(server),
+    ...runRoutes(server),
+    ...approvalRoutes(server),
+    ...ledgerRoutes(server),
+    ...policyRoutes(server, reloader),
+  ];
 }
 
 /**
@@ -89,7 +99,11 @@ export function createApp(options: AppOptions): Hono {
     ...(options.sessionSecret ? { secret: options.sessionSecret } : {}),
   });
   const app = new Hono();
-  const routes = apiRoutes(server);
+  const reloader = new PolicyReloader(server, {
+    defaultProfile: options.defaultProfile ?? DEFAULT_MCP_PROFILE,
+    ...(options.policySource ? { read: options.policySource } : {}),
+  });
+  const routes = apiRoutes(server, reloader);
   const document = openApiDocument(routes);
   const allowedMethods = allowedMethodsFinder([...routes, { method: 'get', path: '/openapi.json' }]);
 
@@ -141,6 +155,6 @@ export function createApp(options: AppOptions): Hono {
     });
     detach = attachApprovalPort(options.engine, port, logger);
   }
-  internals.set(app, { server, detach });
+  internals.set(app, { server, detach, reloader });
   return app;
 }

@@ -9,6 +9,7 @@ describe('GET /v1/openapi.json', () => {
     expect(json.openapi).toBe('3.1.0');
     expect(Object.keys(json.paths).sort()).toEqual(
       [
+        '/v1/admin/policy',
         '/v1/approvals',
         '/v1/approvals/{id}',
         '/v1/approvals/{id}/approve',

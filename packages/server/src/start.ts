@@ -48,7 +48,7 @@ export interface RunningServer {
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const app = 'app' in options ? options.app : createApp(options.options);
-  const { server: context, detach } = appInternals(app);
+  const { server: context, detach, reloader } = appInternals(app);
   const host = options.host ?? '127.0.0.1';
   const requestedPort = options.port ?? 7420;
   const http = await new Promise<Server>((resolve, reject) => {
@@ -70,10 +70,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     close().catch((error) => context.logger.error({ error: String(error) }, 'shutdown failed'));
   };
   for (const signal of signals) process.once(signal, onSignal);
+  const stopReloading = signals.length > 0 ? reloader.onSignal('SIGHUP') : () => {};
 
   function close(): Promise<void> {
     closing ??= (async () => {
       for (const signal of signals) process.removeListener(signal, onSignal);
+      stopReloading();
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       const drained = await context.lifecycle.drain(options.drainTimeoutMs ?? 10_000);

@@ -1,6 +1,13 @@
 import { resolve } from 'node:path';
 import type { Gateway } from '@callgate/mcp-gateway';
-import { DEFAULT_MCP_PROFILE, readServerConfig, type ServerConfig, startServer } from '@callgate/server';
+import { CallgateError } from '@callgate/protocol';
+import {
+  DEFAULT_MCP_PROFILE,
+  readPolicyFile,
+  readServerConfig,
+  type ServerConfig,
+  startServer,
+} from '@callgate/server';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
@@ -64,6 +71,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
         logger,
         gateway,
         defaultProfile,
+        ...policyRereader(options),
         ...(config.webhook ? { webhook: config.webhook } : {}),
       },
       host,
@@ -101,6 +109,27 @@ export async function runServe(options: ServeOptions): Promise<number> {
   await running.closed;
   print('callgate stopped');
   return 0;
+}
+
+/** Where SIGHUP and `POST /v1/admin/policy` read the policy again: the --policy file or the config. */
+function policyRereader(options: ServeOptions) {
+  if (options.policy) {
+    const path = resolve(options.policy);
+    return { policySource: async () => ({ policy: await readPolicyFile(path), source: path }) };
+  }
+  const file = options.config;
+  if (!file) return {};
+  return {
+    policySource: async () => {
+      const config = await readServerConfig(file, process.env);
+      if (!config.policy)
+        throw new CallgateError(
+          'request-invalid',
+          `${file} no longer names a policy; the policy in force is unchanged`,
+        );
+      return { policy: config.policy, source: config.policySource ?? file };
+    },
+  };
 }
 
 function portNumber(value: string): number {

@@ -41,17 +41,30 @@ export interface LedgerOptions {
 /** Store meta key of the log's origin, fixed at the first open. */
 export const ORIGIN_META_KEY = 'ledger:origin';
 
+/** Resolves an append with the durable record and its digest (what the run's next `prev` holds). */
+type ResolveAppend = (record: LedgerRecord, digest: string) => void;
+
+/**
+ * Told of every append: called synchronously inside `append` (so in the caller's async context),
+ * it may return a function that is called once, when the record is durable (with the record and
+ * its `sha256:` digest) or when the append failed (with the error).
+ */
+export type AppendObserver = (
+  runId: string,
+  body: RecordBody,
+) => ((outcome: { record: LedgerRecord; digest: string } | { error: unknown }) => void) | undefined;
+
 interface PendingAppend {
   stored: StoredRecord;
   /** The run's head before this record: restored if the write fails. */
   previous: RunHead | null;
-  resolve: (record: LedgerRecord) => void;
+  resolve: ResolveAppend;
   reject: (error: unknown) => void;
 }
 
 interface WaitingAppend {
   body: RecordBody;
-  resolve: (record: LedgerRecord) => void;
+  resolve: ResolveAppend;
   reject: (error: unknown) => void;
 }
 
@@ -87,6 +100,7 @@ export class Ledger {
   #settled = 0;
   #barriers: Array<{ target: number; resolve: () => void }> = [];
   #closed = false;
+  #observers: readonly AppendObserver[] = [];
 
   private constructor(
     store: Store,
@@ -168,19 +182,64 @@ export class Ledger {
    *   failed or the ledger is closed.
    */
   append(runId: string, body: RecordBody): Promise<LedgerRecord> {
-    return new Promise((resolve, reject) => {
-      if (this.#closed) {
-        reject(new CallgateError('internal', 'the ledger is closed'));
-        return;
+    if (this.#observers.length > 0) return this.#observedAppend(runId, body);
+    return new Promise((resolve, reject) => this.#append(runId, body, resolve, reject));
+  }
+
+  /**
+   * Adds an observer of every append (metrics, traces); returns the function that removes it.
+   * An observer that throws is ignored: observing never changes what is recorded.
+   */
+  observeAppends(observer: AppendObserver): () => void {
+    this.#observers = [...this.#observers, observer];
+    return () => {
+      this.#observers = this.#observers.filter((other) => other !== observer);
+    };
+  }
+
+  #observedAppend(runId: string, body: RecordBody): Promise<LedgerRecord> {
+    const ends: NonNullable<ReturnType<AppendObserver>>[] = [];
+    for (const observer of this.#observers) {
+      try {
+        const end = observer(runId, body);
+        if (end) ends.push(end);
+      } catch {}
+    }
+    const tell = (outcome: Parameters<NonNullable<ReturnType<AppendObserver>>>[0]) => {
+      for (const end of ends) {
+        try {
+          end(outcome);
+        } catch {}
       }
-      const waiting = this.#waiting.get(runId);
-      if (waiting !== undefined) waiting.push({ body, resolve, reject });
-      else if (this.#heads.has(runId)) this.#enqueue(runId, body, resolve, reject);
-      else {
-        this.#waiting.set(runId, [{ body, resolve, reject }]);
-        this.#loadHead(runId);
-      }
-    });
+    };
+    return new Promise((resolve, reject) =>
+      this.#append(
+        runId,
+        body,
+        (record, digest) => {
+          tell({ record, digest });
+          resolve(record);
+        },
+        (error) => {
+          tell({ error });
+          reject(error);
+        },
+      ),
+    );
+  }
+
+  #append(runId: string, body: RecordBody, resolve: ResolveAppend, reject: (error: unknown) => void): void {
+    if (this.#closed) {
+      reject(new CallgateError('internal', 'the ledger is closed'));
+      return;
+    }
+    const waiting = this.#waiting.get(runId);
+    if (waiting !== undefined) waiting.push({ body, resolve, reject });
+    else if (this.#heads.has(runId)) this.#enqueue(runId, body, resolve, reject);
+    else {
+      this.#waiting.set(runId, [{ body, resolve, reject }]);
+      this.#loadHead(runId);
+    }
   }
 
   #loadHead(runId: string): void {
@@ -215,12 +274,7 @@ export class Ledger {
     void load.finally(() => this.#loads.delete(load));
   }
 
-  #enqueue(
-    runId: string,
-    body: RecordBody,
-    resolve: (record: LedgerRecord) => void,
-    reject: (error: unknown) => void,
-  ): void {
+  #enqueue(runId: string, body: RecordBody, resolve: ResolveAppend, reject: (error: unknown) => void): void {
     const previous = this.#heads.get(runId) ?? null;
     let record: LedgerRecord;
     let stored: StoredRecord;
@@ -288,7 +342,7 @@ export class Ledger {
     this.#settled += batch.length;
     for (const pending of batch) {
       const record = pending.stored.record;
-      pending.resolve(record);
+      pending.resolve(record, pending.stored.digest);
       // An ended run's head is dropped (it reloads from the store if the run ever continues).
       if (record.type === 'run-end' && this.#heads.get(record.run_id)?.digest === pending.stored.digest)
         this.#heads.delete(record.run_id);
