@@ -134,8 +134,10 @@ export interface ApiKeyInfo {
 
 /** The server's health. */
 export interface Health {
-  status: 'ok' | 'draining';
+  /** `degraded` when a health check found a problem (listed in `problems`). */
+  status: 'ok' | 'degraded' | 'draining';
   version: string;
+  problems?: { check: string; message: string }[];
 }
 
 export type { ToolSpec };

@@ -3,8 +3,10 @@ import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
 import { Hono } from 'hono';
 import { DEFAULT_MCP_PROFILE } from './config.js';
+import { addServerHealth } from './health.js';
 import { errorResponseOf, methodNotAllowedResponse } from './http/errors.js';
 import { Lifecycle } from './lifecycle.js';
+import { mountMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { PolicyReloader, type PolicySourceReader, policyRoutes } from './policy-reload.js';
 import { adminRoutes } from './routes/admin.js';
@@ -12,6 +14,7 @@ import { approvalRoutes } from './routes/approvals.js';
 import { allowedMethodsFinder, mountRoutes, type Route } from './routes/define.js';
 import { ledgerRoutes } from './routes/ledger.js';
 import { mountMcp } from './routes/mcp.js';
+import { readyRoutes } from './routes/ready.js';
 import { runRoutes } from './routes/runs.js';
 import { ServerContext } from './server-context.js';
 import { mountUi, uiErrorResponse } from './ui/routes.js';
@@ -42,6 +45,8 @@ export interface AppOptions {
   gateway?: Gateway;
   /** The profile of `/mcp` (a path naming none). Default `full` (every tool). */
   defaultProfile?: string;
+  /** The data folder: health reports a nearly full disk under it. */
+  dataDir?: string;
   /** Reads the policy again (SIGHUP, `POST /v1/admin/policy` without a body policy). */
   policySource?: PolicySourceReader;
 }
@@ -69,6 +74,7 @@ function apiRoutes(server: ServerContext, reloader: PolicyReloader): Route[] {
     ...approvalRoutes(server),
     ...ledgerRoutes(server),
     ...policyRoutes(server, reloader),
+    ...readyRoutes(server),
   ];
 }
 
@@ -99,6 +105,8 @@ export function createApp(options: AppOptions): Hono {
     ...(options.sessionSecret ? { secret: options.sessionSecret } : {}),
   });
   const app = new Hono();
+  const metrics = mountMetrics(app, server);
+  const removeHealth = addServerHealth(server, options.dataDir ? { dataDir: options.dataDir } : {});
   const reloader = new PolicyReloader(server, {
     defaultProfile: options.defaultProfile ?? DEFAULT_MCP_PROFILE,
     ...(options.policySource ? { read: options.policySource } : {}),
@@ -108,7 +116,7 @@ export function createApp(options: AppOptions): Hono {
   const allowedMethods = allowedMethodsFinder([...routes, { method: 'get', path: '/openapi.json' }]);
 
   app.use('*', async (c, next) => {
-    if (lifecycle.draining && c.req.path !== '/v1/health') {
+    if (lifecycle.draining && c.req.path !== '/v1/health' && c.req.path !== '/v1/ready') {
       const { status, body } = errorResponseOf(
         new CallgateError('gate-unavailable', 'the server is shutting down'),
         logger,
@@ -155,6 +163,15 @@ export function createApp(options: AppOptions): Hono {
     });
     detach = attachApprovalPort(options.engine, port, logger);
   }
-  internals.set(app, { server, detach, reloader });
+  const detachPort = detach;
+  internals.set(app, {
+    server,
+    detach: () => {
+      detachPort();
+      metrics.close();
+      removeHealth();
+    },
+    reloader,
+  });
   return app;
 }

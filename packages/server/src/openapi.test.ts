@@ -19,6 +19,7 @@ describe('GET /v1/openapi.json', () => {
         '/v1/health',
         '/v1/keys',
         '/v1/keys/{name}',
+        '/v1/ready',
         '/v1/runs',
         '/v1/runs/{id}',
         '/v1/runs/{id}/bundle',

@@ -71,6 +71,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
         logger,
         gateway,
         defaultProfile,
+        dataDir,
         ...policyRereader(options),
         ...(config.webhook ? { webhook: config.webhook } : {}),
       },
