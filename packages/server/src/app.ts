@@ -1,6 +1,7 @@
 import { type Engine, type Logger, silentLogger } from '@callgate/core';
 import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
+import type { Tracer } from '@opentelemetry/api';
 import { Hono } from 'hono';
 import { DEFAULT_MCP_PROFILE } from './config.js';
 import { addServerHealth } from './health.js';
@@ -17,6 +18,7 @@ import { mountMcp } from './routes/mcp.js';
 import { readyRoutes } from './routes/ready.js';
 import { runRoutes } from './routes/runs.js';
 import { ServerContext } from './server-context.js';
+import { mountTracing } from './tracing.js';
 import { mountUi, uiErrorResponse } from './ui/routes.js';
 import { SessionStore } from './ui/session.js';
 import { attachApprovalPort, WebhookApprovalPort, type WebhookOptions } from './webhook.js';
@@ -45,6 +47,11 @@ export interface AppOptions {
   gateway?: Gateway;
   /** The profile of `/mcp` (a path naming none). Default `full` (every tool). */
   defaultProfile?: string;
+  /**
+   * Trace requests and records with this tracer (from `startTelemetry`, or any OpenTelemetry
+   * tracer); arguments and results go into spans only with `captureContent`.
+   */
+  tracing?: { tracer: Tracer; captureContent?: boolean };
   /** The data folder: health reports a nearly full disk under it. */
   dataDir?: string;
   /** Reads the policy again (SIGHUP, `POST /v1/admin/policy` without a body policy). */
@@ -105,6 +112,7 @@ export function createApp(options: AppOptions): Hono {
     ...(options.sessionSecret ? { secret: options.sessionSecret } : {}),
   });
   const app = new Hono();
+  const stopTracing = options.tracing ? mountTracing(app, options.engine, options.tracing) : () => {};
   const metrics = mountMetrics(app, server);
   const removeHealth = addServerHealth(server, options.dataDir ? { dataDir: options.dataDir } : {});
   const reloader = new PolicyReloader(server, {
@@ -170,6 +178,7 @@ export function createApp(options: AppOptions): Hono {
       detachPort();
       metrics.close();
       removeHealth();
+      stopTracing();
     },
     reloader,
   });

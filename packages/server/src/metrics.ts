@@ -40,7 +40,7 @@ export class ServerMetrics {
   readonly #http: Histogram<'method' | 'route' | 'status'>;
   readonly #approvalCreated = new Map<string, number>();
 
-  constructor(private readonly server: ServerContext) {
+  constructor(server: ServerContext) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'callgate_' });
     this.#decisions = new Counter({

@@ -101,6 +101,8 @@ export async function startCallgate(options: {
   maxLifetimeMs?: number;
   policy?: string;
   config?: string;
+  /** Extra environment variables of the server process. */
+  env?: Record<string, string>;
 }): Promise<ServerProcess> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npm run build)`);
   const dir = await mkdtemp(join(tmpdir(), 'callgate-e2e-server-'));
@@ -128,7 +130,7 @@ export async function startCallgate(options: {
       '--config',
       join(dir, 'callgate.yaml'),
     ],
-    { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+    { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } },
   );
   let output = '';
   child.stdout?.on('data', (chunk) => {

@@ -7,6 +7,7 @@ import {
   readServerConfig,
   type ServerConfig,
   startServer,
+  startTelemetry,
 } from '@callgate/server';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, InvalidArgumentError, Option } from 'commander';
@@ -62,6 +63,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     await embedded.close();
     throw error;
   }
+  const telemetry = startTelemetry(process.env);
   let running: Awaited<ReturnType<typeof startServer>>;
   try {
     running = await startServer({
@@ -73,6 +75,9 @@ export async function runServe(options: ServeOptions): Promise<number> {
         defaultProfile,
         dataDir,
         ...policyRereader(options),
+        ...(telemetry
+          ? { tracing: { tracer: telemetry.tracer, captureContent: telemetry.captureContent } }
+          : {}),
         ...(config.webhook ? { webhook: config.webhook } : {}),
       },
       host,
@@ -81,6 +86,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   } catch (error) {
     await gateway.close();
     await embedded.close();
+    await telemetry?.shutdown();
     print(`callgate serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
     return 1;
   }
@@ -99,6 +105,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
   print(`  tools      ${embedded.engine.registry.specs().length} known`);
   print(`  log key    ${embedded.verifierKey}`);
   if (config.webhook) print(`  webhook    ${config.webhook.url}`);
+  print(
+    `  metrics    ${running.url}/metrics   (health ${running.url}/v1/health, readiness ${running.url}/v1/ready)`,
+  );
+  if (telemetry) print('  traces     OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT');
   const live = (await embedded.store.listApiKeys()).filter((key) => key.revoked_at === undefined);
   if (live.length === 0) {
     print('');
@@ -108,6 +118,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   }
   print('Press Ctrl+C to stop.');
   await running.closed;
+  await telemetry?.shutdown();
   print('callgate stopped');
   return 0;
 }
