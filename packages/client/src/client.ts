@@ -309,6 +309,21 @@ export class CallgateClient {
     return this.#request('POST', '/keys', { body: request });
   }
 
+  /**
+   * `POST /v1/admin/policy` (admin): puts a new policy in force (validated, then recorded in the
+   * ledger). Without `policy` (YAML text) the server reads its policy file again.
+   * @throws CallgateError `policy-invalid` naming the rule and line:column; the old policy stays.
+   */
+  reloadPolicy(request: { policy?: string; source?: string } = {}): Promise<{
+    changed: boolean;
+    policy_digest: string;
+    previous_digest: string;
+    source: string;
+    run_id?: string;
+  }> {
+    return this.#request('POST', '/admin/policy', { body: request });
+  }
+
   /** `DELETE /v1/keys/{name}` (admin). */
   async revokeKey(name: string): Promise<void> {
     await this.#request('DELETE', `/keys/${encodeURIComponent(name)}`);

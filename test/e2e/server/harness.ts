@@ -60,6 +60,8 @@ export interface ServerProcess {
   dataDir: string;
   keys: Record<string, string>;
   output: () => string;
+  /** Sends a signal to the server (through its watchdog), e.g. SIGHUP to reload the policy. */
+  signal(signal: NodeJS.Signals): void;
   /** SIGTERM, then waits for a clean exit (SIGKILL after `timeoutMs`). Resolves with the exit code. */
   stop(timeoutMs?: number): Promise<number | null>;
 }
@@ -160,6 +162,9 @@ export async function startCallgate(options: {
     dataDir,
     keys,
     output: () => output,
+    signal: (signal) => {
+      child.kill(signal);
+    },
     async stop(timeoutMs = 15_000) {
       if (child.exitCode !== null) return child.exitCode;
       child.kill('SIGTERM');

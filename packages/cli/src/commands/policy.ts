@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { parseDuration, type ReplayChange } from '@callgate/core';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { runPolicyReload } from './policy-reload.js';
 import { runPolicyReplay } from './policy-replay.js';
 import { runPolicyTest } from './policy-test.js';
 
@@ -80,5 +81,15 @@ export function registerPolicyCommands(
     .action(async (options) =>
       setExitCode(await runPolicyReplay({ ...options, data: resolve(options.data), print })),
     );
+  policy
+    .command('reload')
+    .description('put a new policy in force on a running server (validated, then recorded in the ledger)')
+    .option('--file <file>', 'send this policy file (default: the server reads its own policy file again)')
+    .addOption(
+      new Option('--url <url>', 'the callgate server').env('CALLGATE_URL').default('http://127.0.0.1:7420'),
+    )
+    .addOption(new Option('--key <key>', 'an admin API key').env('CALLGATE_API_KEY'))
+    .addHelpText('after', context.exitCodes)
+    .action(async (options) => setExitCode(await runPolicyReload({ ...options, print })));
   policy.addHelpText('after', context.exitCodes);
 }
