@@ -113,15 +113,15 @@ export function storeWritableContributor(
 }
 
 /**
- * The disk that holds `dir` has room: at least `minimumBytes` free (default 64 MiB) and at
- * least `minimumRatio` of it (default 1 %).
+ * The disk that holds `dir` has room: at least `minimumBytes` free (default 64 MiB) and, when
+ * given, at least `minimumRatio` of it (default 0: a large disk may run with a few % free).
  */
 export function diskContributor(
   dir: string,
   options: { minimumBytes?: number; minimumRatio?: number; statfs?: typeof statfs } = {},
 ): HealthContributor {
   const minimumBytes = options.minimumBytes ?? 64 * 1024 * 1024;
-  const minimumRatio = options.minimumRatio ?? 0.01;
+  const minimumRatio = options.minimumRatio ?? 0;
   const read = options.statfs ?? statfs;
   return {
     name: 'disk',

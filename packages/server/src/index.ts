@@ -5,7 +5,7 @@ export type { AppOptions } from './app.js';
 export { createApp } from './app.js';
 export type { ServerConfig } from './config.js';
 export { DEFAULT_MCP_PROFILE, DENY_ALL_POLICY_TEXT, readPolicyFile, readServerConfig } from './config.js';
-export type { HealthContributor, HealthProblem } from './health.js';
+export type { HealthChecks, HealthContributor, HealthProblem } from './health.js';
 export type { ErrorStatus } from './http/errors.js';
 export { HTTP_STATUS_OF_KIND, httpStatusOf } from './http/errors.js';
 export type { ApiKeyRole } from './http/schemas.js';

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { type AppOptions, appInternals, createApp } from './app.js';
+import type { HealthChecks } from './health.js';
 
 const delay = (ms: number) =>
   new Promise<void>((resolve) => {
@@ -28,6 +29,8 @@ export interface RunningServer {
   host: string;
   port: number;
   app: Hono;
+  /** The checks `/v1/health` and `/v1/ready` run: `health.add(contributor)` adds one. */
+  health: HealthChecks;
   /**
    * Shuts down: refuses new requests (503), ends long-polls and event streams, waits for
    * accepted requests to finish their writes, closes the MCP gateway (its sessions' runs end
@@ -110,5 +113,5 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     return closing;
   }
 
-  return { url, host, port, app, close, closed };
+  return { url, host, port, app, health: context.health, close, closed };
 }

@@ -215,8 +215,13 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     });
     const stricterPath = join(root, 'stricter-policy.yaml');
     await writeFile(stricterPath, DEMO_STRICTER_POLICY);
+    const toolsPath = join(root, 'tools.json');
+    await writeFile(toolsPath, `${JSON.stringify(DEMO_TOOLS, null, 2)}\n`);
     out(`\nreplaying a stricter policy (${stricterPath}) over this run:`);
     for (const line of formatReplay(replay)) out(line === '' ? '' : `  ${line}`);
+    out(
+      `  replay it yourself: ${cliInvocation()} policy replay --policy ${stricterPath} --tools ${toolsPath} --data ${dataDir}`,
+    );
     for (const [change, count] of Object.entries(DEMO_REPLAY_COUNTS)) {
       const found = replay.counts[change as keyof typeof DEMO_REPLAY_COUNTS];
       if (found !== count) problems.push(`replay: expected ${count} calls ${change}, found ${found}`);
@@ -244,9 +249,6 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       out(`\ndemo OK: ${rows.length} calls decided, every refusal held, the bundle verifies offline.`);
       out(
         `  verify it yourself: ${cliInvocation()} verify ${bundlePath} --public-key '${embedded.verifierKey}' --strict`,
-      );
-      out(
-        `  replay it yourself: ${cliInvocation()} policy replay --policy ${stricterPath} --data ${dataDir}`,
       );
     }
   } finally {

@@ -10,10 +10,14 @@ import {
   type ReplayReport,
   type ReplayTool,
   replayPolicy,
+  type ToolSpec,
 } from '@callgate/core';
-import { bundleSchema, ledgerRecordSchema, type Opening } from '@callgate/protocol';
+import { bundleSchema, ledgerRecordSchema, type Opening, toolSpecSchema } from '@callgate/protocol';
 import { readServerConfig } from '@callgate/server';
 import { openDataDir } from '@callgate/store-sqlite';
+import { parse as parseYaml } from 'yaml';
+
+const toolSpecListSchema = toolSpecSchema.array();
 
 /** Options of {@link runPolicyReplay}. */
 export interface PolicyReplayOptions {
@@ -26,6 +30,8 @@ export interface PolicyReplayOptions {
   data: string;
   /** A `callgate.yaml` whose tools give the annotations the ledger does not record. */
   config?: string;
+  /** A YAML or JSON file holding a list of tool specs (the same use as `config`'s tools). */
+  tools?: string;
   json?: boolean;
   /** Exit 1 when any call's change is one of these. */
   failOn?: ReplayChange[];
@@ -113,13 +119,21 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
   try {
     const policy = loadPolicy(await readFile(options.policy, 'utf8'), { source: options.policy });
     const tools = new Map<string, ReplayTool>();
-    if (options.config) {
-      for (const spec of (await readServerConfig(options.config, process.env)).tools)
-        tools.set(spec.name, {
-          ...(spec.annotations ? { annotations: spec.annotations } : {}),
-          ...(spec.trust ? { trust: spec.trust } : {}),
-        });
+    const specs: ToolSpec[] = [];
+    if (options.config) specs.push(...(await readServerConfig(options.config, process.env)).tools);
+    if (options.tools) {
+      const listed = toolSpecListSchema.safeParse(parseYaml(await readFile(options.tools, 'utf8')));
+      if (!listed.success)
+        throw new Error(
+          `${options.tools}: expected a list of tool specs: ${listed.error.issues[0]?.message}`,
+        );
+      specs.push(...listed.data);
     }
+    for (const spec of specs)
+      tools.set(spec.name, {
+        ...(spec.annotations ? { annotations: spec.annotations } : {}),
+        ...(spec.trust ? { trust: spec.trust } : {}),
+      });
     if (!options.bundle)
       await access(join(options.data, 'callgate.db')).catch(() => {
         throw new Error(

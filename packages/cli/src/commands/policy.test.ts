@@ -244,6 +244,41 @@ rules:
     expect(blind.calls.every((call: { replayed?: unknown }) => call.replayed === undefined)).toBe(true);
   });
 
+  it('replays rules on annotations only with the tool specs (--tools), never guessing them', async () => {
+    const byHint = join(dir, 'by-hint.yaml');
+    await writeFile(
+      byHint,
+      'version: 1\nrules:\n  - id: read-only\n    match: { annotations: { readOnlyHint: true } }\n    effect: allow\n',
+    );
+    const blind = await callgate(['policy', 'replay', '--policy', byHint, '--data', dataDir, '--json']);
+    const unknown = JSON.parse(blind.lines.join('\n'));
+    expect(unknown.counts['not-replayable']).toBe(3);
+    expect(unknown.calls[0].note).toContain('rule "read-only" matches annotations');
+    const toolsFile = join(dir, 'tools.yaml');
+    await writeFile(
+      toolsFile,
+      '- name: read_file\n  inputSchema: { type: object }\n  annotations: { readOnlyHint: true }\n- name: send_invoice\n  inputSchema: { type: object }\n',
+    );
+    const seen = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      byHint,
+      '--data',
+      dataDir,
+      '--tools',
+      toolsFile,
+      '--json',
+    ]);
+    const known = JSON.parse(seen.lines.join('\n'));
+    expect(known.calls.map((call: { change: string }) => call.change)).toEqual([
+      'same',
+      'stricter',
+      'more-permissive',
+    ]);
+    expect(known.calls[1]).toMatchObject({ call_id: 'i1', replayed: { effect: 'deny' } });
+  });
+
   it('selects runs with --runs and --since', async () => {
     const none = await callgate([
       'policy',

@@ -70,6 +70,7 @@ export function registerPolicyCommands(
       'replay an exported bundle (its openings give the arguments) instead of the data folder',
     )
     .option('--config <file>', 'callgate.yaml whose tools give the annotations the ledger does not record')
+    .option('--tools <file>', 'a YAML or JSON list of tool specs (annotations, trust) for the same use')
     .option('--json', 'print the replay as JSON')
     .option('--fail-on <changes>', `exit 1 when a call is one of: ${CHANGES.join(', ')}`, parseChanges)
     .addOption(
