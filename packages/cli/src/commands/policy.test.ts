@@ -274,7 +274,7 @@ rules:
     expect(known.calls.map((call: { change: string }) => call.change)).toEqual([
       'same',
       'stricter',
-      'more-permissive',
+      'stricter',
     ]);
     expect(known.calls[1]).toMatchObject({ call_id: 'i1', replayed: { effect: 'deny' } });
   });
