@@ -55,10 +55,12 @@ for (let round = 0; round < 5; round += 1) {
     ['metrics + health + traces', traced],
   ]) {
     const figure = await latency(
-      () =>
-        subject.engine.decide(subject.runId, [
-          { id: `c${(id += 1)}`, tool: 'send_invoice', arguments: { to: 'acme' } },
-        ]),
+      () => {
+        id += 1;
+        return subject.engine.decide(subject.runId, [
+          { id: `c${id}`, tool: 'send_invoice', arguments: { to: 'acme' } },
+        ]);
+      },
       { iterations: 4_000, warmup: 500 },
     );
     rounds[label].push(figure);
