@@ -80,11 +80,36 @@ async function fromBundle(file: string) {
   return { records, openings: bundle.openings ?? [] };
 }
 
-/** Reads every record of the data folder and the vault's openings of the decisions' arguments. */
-async function fromDataDir(dataDir: string) {
+/**
+ * Reads the data folder's records (only those of the runs asked for, when `--runs` or `--since`
+ * narrows them) and the vault's openings of the decisions' arguments.
+ */
+async function fromDataDir(dataDir: string, options: Pick<PolicyReplayOptions, 'runs' | 'since'>) {
   const { store } = openDataDir(dataDir);
   try {
-    const records = await store.readRecords(0, await store.ledgerSize());
+    let records: LedgerRecord[];
+    if (options.runs) {
+      records = [];
+      for (const runId of options.runs) records.push(...(await store.readRunRecords(runId)));
+    } else if (options.since !== undefined) {
+      records = [];
+      // Runs newest first, a page at a time, until they start before `since`. A page ends inside
+      // its last millisecond, so the next one starts at that millisecond again (runs seen are skipped).
+      const seen = new Set<string>();
+      let before: number | undefined;
+      for (;;) {
+        const page = await store.listRuns({ limit: 500, ...(before !== undefined ? { before } : {}) });
+        const fresh = page.filter((run) => !seen.has(run.run_id));
+        for (const run of fresh) {
+          seen.add(run.run_id);
+          if (run.started_at >= options.since) records.push(...(await store.readRunRecords(run.run_id)));
+        }
+        const last = page.at(-1);
+        if (page.length < 500 || fresh.length === 0 || !last || last.started_at < options.since) break;
+        before = last.started_at + 1;
+      }
+      records.sort((a, b) => a.seq - b.seq);
+    } else records = await store.readRecords(0, await store.ledgerSize());
     const commitments = records.flatMap((record) =>
       record.type === 'call-decision' && record.arguments_commitment ? [record.arguments_commitment] : [],
     );
@@ -140,7 +165,9 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
           `no callgate data in ${options.data} (looked for callgate.db); pass --data DIR or --bundle FILE`,
         );
       });
-    const source = options.bundle ? await fromBundle(options.bundle) : await fromDataDir(options.data);
+    const source = options.bundle
+      ? await fromBundle(options.bundle)
+      : await fromDataDir(options.data, options);
     const records = selectRuns(source.records, options);
     report = replayPolicy(records, policy, {
       openings: source.openings,
