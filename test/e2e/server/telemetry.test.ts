@@ -4,15 +4,19 @@
 // otlp-transformer 0.57, built from opentelemetry-proto with protobufjs). The caller's trace
 // context comes in on `traceparent` (HTTP API) and in `params._meta` (MCP).
 
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CallgateClient } from '@callgate/client';
 import { digestOf } from '@callgate/core';
 import { openDataDir } from '@callgate/store-sqlite';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, connectClient, eventually } from '../gateway/harness.js';
-import { type ServerProcess, startCallgate } from './harness.js';
+import { BIN, connectClient, eventually, PipeTransport } from '../gateway/harness.js';
+import { BIN as CLI, type ServerProcess, startCallgate } from './harness.js';
 
 const require = createRequire(import.meta.url);
 // biome-ignore lint/suspicious/noExplicitAny: protobufjs static code has no types here
@@ -219,5 +223,33 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       return found as ReceivedSpan;
     }, 10_000);
     expect(tool.traceId).toBe(traceId);
+  }, 30_000);
+
+  it('exports the spans of callgate mcp --stdio too', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'callgate-otel-stdio-'));
+    try {
+      const child = spawn(
+        process.execPath,
+        [CLI, 'mcp', '--stdio', '--config', join(server.dir, 'callgate.yaml'), '--data', data],
+        {
+          stdio: ['pipe', 'pipe', 'pipe'],
+          env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: 'callgate-stdio' },
+        },
+      );
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const client = new Client({ name: 'desktop', version: '1.0.0' });
+      await client.connect(new PipeTransport(child.stdout as never, child.stdin as never));
+      const result = await client.callTool({ name: 'echo', arguments: { message: 'over stdio' } });
+      expect(result.isError).not.toBe(true);
+      await client.close();
+      // Spans still buffered are exported on the way out.
+      expect(await exited).toBe(0);
+      const tool = spans.find(
+        (span) => span.name === 'execute_tool echo' && span.resource['service.name'] === 'callgate-stdio',
+      );
+      expect(tool?.attributes).toMatchObject({ 'gen_ai.tool.name': 'echo', 'callgate.outcome': 'ok' });
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
   }, 30_000);
 });
