@@ -58,9 +58,10 @@ export { canonicalJson, commit, commitCanonical, digestOf, opens } from './json/
 export type { JsonLimits } from './json/safe-json.js';
 export { checkJsonValue, DEFAULT_JSON_LIMITS, parseJsonStrict, readArguments } from './json/safe-json.js';
 export { policyMetaKey, putPolicyDocument } from './ledger/export.js';
-export type { AppendObserver, LedgerOptions } from './ledger/ledger.js';
+export type { LedgerOptions } from './ledger/ledger.js';
 export { Ledger } from './ledger/ledger.js';
 export { leafHash, merkleRoot, nodeHash, verifyConsistency, verifyInclusion } from './ledger/merkle.js';
+export type { AppendObserver } from './ledger/observe.js';
 export { recordCommitments, sealRecord } from './ledger/record.js';
 export type { Checkpoint, LogSigner, Opened, VerifierKey } from './ledger/signed-note.js';
 export {

@@ -13,6 +13,7 @@ import { Checkpointer } from './checkpointer.js';
 import { exportRunBundle } from './export.js';
 import { restoreFrontier } from './frontier-store.js';
 import type { CompactRange } from './merkle.js';
+import { type AppendObserver, type ResolveAppend, tellObservers } from './observe.js';
 import { buildRecord, sealRecord } from './record.js';
 import { isLedgerRecord } from './record-validator.js';
 import { formatCheckpoint, type LogSigner, openCheckpoint } from './signed-note.js';
@@ -40,19 +41,6 @@ export interface LedgerOptions {
 
 /** Store meta key of the log's origin, fixed at the first open. */
 export const ORIGIN_META_KEY = 'ledger:origin';
-
-/** Resolves an append with the durable record and its digest (what the run's next `prev` holds). */
-type ResolveAppend = (record: LedgerRecord, digest: string) => void;
-
-/**
- * Told of every append: called synchronously inside `append` (so in the caller's async context),
- * it may return a function that is called once, when the record is durable (with the record and
- * its `sha256:` digest) or when the append failed (with the error).
- */
-export type AppendObserver = (
-  runId: string,
-  body: RecordBody,
-) => ((outcome: { record: LedgerRecord; digest: string } | { error: unknown }) => void) | undefined;
 
 interface PendingAppend {
   stored: StoredRecord;
@@ -198,31 +186,18 @@ export class Ledger {
   }
 
   #observedAppend(runId: string, body: RecordBody): Promise<LedgerRecord> {
-    const ends: NonNullable<ReturnType<AppendObserver>>[] = [];
-    for (const observer of this.#observers) {
-      try {
-        const end = observer(runId, body);
-        if (end) ends.push(end);
-      } catch {}
-    }
-    const tell = (outcome: Parameters<NonNullable<ReturnType<AppendObserver>>>[0]) => {
-      for (const end of ends) {
-        try {
-          end(outcome);
-        } catch {}
-      }
-    };
-    return new Promise((resolve, reject) =>
+    const { resolve, reject } = tellObservers(this.#observers, runId, body);
+    return new Promise((done, fail) =>
       this.#append(
         runId,
         body,
         (record, digest) => {
-          tell({ record, digest });
-          resolve(record);
+          resolve(record, digest);
+          done(record);
         },
         (error) => {
-          tell({ error });
           reject(error);
+          fail(error);
         },
       ),
     );
