@@ -151,6 +151,11 @@ describe('GET /metrics', () => {
       (await call('POST', '/v1/grants/consume', { key: keys.agent, body: { token: grant, ...binding } }))
         .status,
     ).toBe(200);
+    const again = await call('POST', '/v1/grants/consume', {
+      key: keys.agent,
+      body: { token: grant, ...binding },
+    });
+    expect(again.status).toBe(409);
     await call('POST', `/v1/runs/${runId}/outcomes`, {
       key: keys.agent,
       body: { call_id: 'big', outcome: 'ok', result: { sent: true }, grant_consumed: true },
@@ -160,6 +165,7 @@ describe('GET /metrics', () => {
     expect(value(families, 'callgate_approvals_pending')).toBe(1);
     expect(value(families, 'callgate_approval_wait_seconds_count', { status: 'approved' })).toBe(1);
     expect(value(families, 'callgate_grant_consumes_total', { result: 'consumed' })).toBe(1);
+    expect(value(families, 'callgate_grant_consumes_total', { result: 'refused' })).toBe(1);
     expect(value(families, 'callgate_ledger_append_seconds_count')).toBeGreaterThan(5);
     expect(value(families, 'callgate_ledger_records')).toBeGreaterThan(5);
     expect(families.get('callgate_checkpoint_lag_records')?.type).toBe('gauge');

@@ -1,7 +1,7 @@
 // Prometheus metrics at `/metrics` (text exposition format 0.0.4, by prom-client). Decisions,
 // approvals, grants and appends are counted from the records the ledger makes durable, so the
 // figures say what the ledger says; the rest is read when Prometheus scrapes.
-import type { LedgerRecord } from '@callgate/core';
+import { isCallgateError, type LedgerRecord } from '@callgate/core';
 import type { Context, Hono, Next } from 'hono';
 import { routePath } from 'hono/route';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -21,8 +21,9 @@ const REMEMBERED_APPROVALS = 10_000;
  *   when none matched; `kind` is the error kind of a refusal, `""` otherwise);
  * - `approvals_pending`, `approval_oldest_pending_seconds`; `approval_wait_seconds{status}`
  *   (from request to answer);
- * - `grant_consumes_total{result="consumed"|"refused"}` (from `call-end`: ran under a grant, or
- *   ended `grant-invalid`);
+ * - `grant_consumes_total{result="consumed"|"refused"}`: every consume through the engine (the
+ *   HTTP API's and the MCP gateway's), refused meaning `grant-invalid` (unknown, spent, expired or
+ *   bound to another call);
  * - `ledger_append_seconds` (from `append` to durable), `ledger_append_failures_total`,
  *   `ledger_records`, `checkpoint_lag_records`, `checkpoint_age_seconds`;
  * - `upstream_up{upstream}` (1 when connected), `upstream_tools{upstream}`;
@@ -146,7 +147,20 @@ export class ServerMetrics {
           this.set({ upstream: upstream.name }, upstream.tools.length);
       },
     });
-    this.#stop = engine.ledger.observeAppends(() => {
+    // Every consume goes through `engine.consumeGrant` (HTTP API, MCP gateway): count it there.
+    const consume = engine.consumeGrant;
+    const grants = this.#grants;
+    engine.consumeGrant = async function countedConsume(this: typeof engine, ...input) {
+      try {
+        const grant = await consume.apply(this, input);
+        grants.inc({ result: 'consumed' });
+        return grant;
+      } catch (error) {
+        if (isCallgateError(error) && error.kind === 'grant-invalid') grants.inc({ result: 'refused' });
+        throw error;
+      }
+    };
+    const stopObserving = engine.ledger.observeAppends(() => {
       const started = performance.now();
       return (outcome) => {
         if ('error' in outcome) {
@@ -157,6 +171,10 @@ export class ServerMetrics {
         this.#count(outcome.record);
       };
     });
+    this.#stop = () => {
+      stopObserving();
+      if (engine.consumeGrant !== consume) engine.consumeGrant = consume;
+    };
   }
 
   #count(record: LedgerRecord): void {
@@ -181,10 +199,6 @@ export class ServerMetrics {
           this.#approvalWait.observe({ status: record.status }, Math.max(0, (record.ts - created) / 1000));
         break;
       }
-      case 'call-end':
-        if (record.grant_consumed) this.#grants.inc({ result: 'consumed' });
-        else if (record.error_kind === 'grant-invalid') this.#grants.inc({ result: 'refused' });
-        break;
     }
   }
 
