@@ -3,8 +3,17 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadPolicy, type ToolSpec } from '@callgate/core';
+import {
+  Engine,
+  generateEd25519KeyPair,
+  Ledger,
+  loadPolicy,
+  logSignerFromPrivateKey,
+  MemoryStore,
+  type ToolSpec,
+} from '@callgate/core';
 import { openEmbedded } from '@callgate/store-sqlite';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../program.js';
 
@@ -152,6 +161,78 @@ cases:
     ]);
     expect(badPolicy.code).toBe(2);
     expect(badPolicy.lines.join('\n')).toMatch(/bad-policy\.yaml:4:\d+: rule "r"/);
+  });
+});
+
+describe('callgate policy test agrees with the gate', () => {
+  it('expects, for generated calls, exactly what an engine on the same policy decides', async () => {
+    const store = new MemoryStore();
+    const signer = logSignerFromPrivateKey('test.local/log', generateEd25519KeyPair().privateKey);
+    const ledger = await Ledger.open(store, { signer, origin: 'test.local/log' });
+    const tools = [
+      ...TOOLS,
+      { name: 'delete_file', inputSchema: { type: 'object' }, annotations: { destructiveHint: true } },
+    ];
+    const engine = new Engine({ store, ledger, policy: loadPolicy(POLICY), tools });
+    const call = fc.oneof(
+      fc.record({
+        tool: fc.constant('read_file'),
+        arguments: fc.record({ path: fc.string({ maxLength: 6 }) }),
+      }),
+      fc.record({
+        tool: fc.constant('send_invoice'),
+        arguments: fc.record(
+          {
+            to: fc.constantFrom('acme', 'beta'),
+            amount: fc.integer({ min: -5, max: 3000 }),
+            force: fc.boolean(),
+          },
+          { requiredKeys: ['to', 'amount'] },
+        ),
+      }),
+      fc.record({ tool: fc.constant('delete_file'), arguments: fc.record({ path: fc.constant('x') }) }),
+    );
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(call, { minLength: 1, maxLength: 8 }),
+        fc.boolean(),
+        async (calls, untrusted) => {
+          round += 1;
+          const run = await engine.startRun({ principal: 'bot', framework: 'test' });
+          if (untrusted) {
+            // Nothing here is untrusted output: provenance stays false, as the cases say.
+          }
+          const verdicts = await engine.decide(
+            run.run_id,
+            calls.map((item, index) => ({ id: `c${index}`, ...item })),
+          );
+          const cases = verdicts.flatMap((verdict, index) => {
+            const item = calls[index];
+            if (!verdict.decision || !item || (verdict.error?.kind && verdict.error.kind !== 'policy-denied'))
+              return [];
+            const scrubbed = 'force' in item.arguments ? ['force'] : [];
+            return [
+              {
+                name: `c${index}`,
+                tool: item.tool,
+                arguments: item.arguments,
+                run: { principal: 'bot', framework: 'test' },
+                ...(item.tool === 'delete_file' ? { annotations: { destructiveHint: true } } : {}),
+                expect: { effect: verdict.decision.effect, rules: verdict.decision.rules, scrubbed },
+              },
+            ];
+          });
+          if (cases.length === 0) return;
+          const file = join(dir, `generated-${round}.yaml`);
+          await writeFile(file, JSON.stringify({ policy: 'policy.yaml', cases }));
+          const result = await callgate(['policy', 'test', file]);
+          expect(result.lines.join('\n')).toContain(`${cases.length} passed, 0 failed`);
+          expect(result.code).toBe(0);
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 });
 
