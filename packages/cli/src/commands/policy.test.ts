@@ -26,7 +26,11 @@ async function callgate(args: string[]): Promise<{ code: number; lines: string[]
       code = value;
     },
   );
-  program.configureOutput({ writeOut: (text) => lines.push(text), writeErr: (text) => lines.push(text) });
+  const capture = (command: typeof program) => {
+    command.configureOutput({ writeOut: (text) => lines.push(text), writeErr: (text) => lines.push(text) });
+    for (const sub of command.commands) capture(sub);
+  };
+  capture(program);
   try {
     await program.parseAsync(['node', 'callgate', ...args]);
   } catch (error) {
