@@ -200,6 +200,15 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       await store.close();
     }
     expect([...contentTypes]).toEqual(['application/x-protobuf']);
+
+    // The same server's metrics and readiness, as a scraper and a load balancer see them.
+    const metrics = await fetch(`${server.url}/metrics`);
+    expect(metrics.headers.get('content-type')).toContain('text/plain');
+    const text = await metrics.text();
+    expect(text).toContain('callgate_decisions_total{effect="ask",rule="large-invoices",kind=""} 1');
+    expect(text).toContain('callgate_upstream_up{upstream="everything"} 1');
+    expect((await fetch(`${server.url}/v1/ready`)).status).toBe(200);
+    expect(await (await fetch(`${server.url}/v1/health`)).json()).toMatchObject({ status: 'ok' });
   }, 30_000);
 
   it('takes the trace context of an MCP tool call from params._meta', async () => {
