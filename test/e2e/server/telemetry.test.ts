@@ -234,7 +234,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(tool.traceId).toBe(traceId);
   }, 30_000);
 
-  it('exports the spans of callgate mcp --stdio too', async () => {
+  it('exports the spans of callgate mcp --stdio too, parented on params._meta', async () => {
     const data = mkdtempSync(join(tmpdir(), 'callgate-otel-stdio-'));
     try {
       const child = spawn(
@@ -248,7 +248,12 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       const client = new Client({ name: 'desktop', version: '1.0.0' });
       await client.connect(new PipeTransport(child.stdout as never, child.stdin as never));
-      const result = await client.callTool({ name: 'echo', arguments: { message: 'over stdio' } });
+      const traceId = '99998888777766665555444433332222';
+      const result = await client.callTool({
+        name: 'echo',
+        arguments: { message: 'over stdio' },
+        _meta: { traceparent: `00-${traceId}-5555666677778888-01` },
+      });
       expect(result.isError).not.toBe(true);
       await client.close();
       // Spans still buffered are exported on the way out.
@@ -257,6 +262,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
         (span) => span.name === 'execute_tool echo' && span.resource['service.name'] === 'callgate-stdio',
       );
       expect(tool?.attributes).toMatchObject({ 'gen_ai.tool.name': 'echo', 'callgate.outcome': 'ok' });
+      expect(tool).toMatchObject({ traceId, parentSpanId: '5555666677778888' });
     } finally {
       rmSync(data, { recursive: true, force: true });
     }
