@@ -14,6 +14,19 @@ const WAIT_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 14_400, 86_40
 /** Approvals whose creation time is kept for the wait histogram (the oldest are dropped first). */
 const REMEMBERED_APPROVALS = 10_000;
 
+let processRegistry: Registry | undefined;
+/**
+ * prom-client's default process metrics, collected once per process (they watch the event loop
+ * with a timer of their own, which one app after another must not multiply).
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'callgate_' });
+  }
+  return processRegistry;
+}
+
 /**
  * The server's metrics, on a registry of their own (never prom-client's global one, so two apps
  * in one process do not mix). Names (all prefixed `callgate_`):
@@ -43,7 +56,6 @@ export class ServerMetrics {
 
   constructor(server: ServerContext) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'callgate_' });
     this.#decisions = new Counter({
       name: 'callgate_decisions_total',
       help: 'Decisions recorded, by effect, matched rule and refusal kind',
@@ -219,7 +231,7 @@ export class ServerMetrics {
 
   /** The text exposition of every metric (what `/metrics` answers). */
   metrics(): Promise<string> {
-    return this.registry.metrics();
+    return Registry.merge([processMetrics(), this.registry]).metrics();
   }
 
   /** Stops observing the ledger. */
