@@ -7,6 +7,7 @@ import {
   type Outcome,
   type ToolSpec,
 } from '@callgate/protocol';
+import { context, propagation } from '@opentelemetry/api';
 import type {
   ApiKeyInfo,
   ApiKeyRole,
@@ -74,6 +75,9 @@ export class CallgateClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
+    // The caller's trace context (W3C traceparent), when the application runs an OpenTelemetry
+    // SDK: callgate's spans then sit inside the caller's trace. A no-op without one.
+    propagation.inject(context.active(), headers);
     const timeout = AbortSignal.timeout(this.#timeoutMs + (options.extraTimeMs ?? 0));
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     const send = () =>
