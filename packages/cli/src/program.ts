@@ -6,6 +6,7 @@ import { registerKeysCommands } from './commands/keys.js';
 import { runExport, runRunsList, runRunsShow } from './commands/ledger.js';
 import { registerLogKeyCommands } from './commands/log-key.js';
 import { registerMcpCommand } from './commands/mcp.js';
+import { registerPolicyCommands } from './commands/policy.js';
 import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 
@@ -113,6 +114,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
   registerKeysCommands(program, commandContext);
   registerApprovalsCommands(program, commandContext);
   registerLogKeyCommands(program, { ...commandContext, dataOption });
+  registerPolicyCommands(program, commandContext);
 
   for (const group of program.commands) {
     if (['keys', 'approvals', 'log-key'].includes(group.name())) group.addHelpText('after', EXIT_CODES);

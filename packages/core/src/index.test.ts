@@ -56,6 +56,7 @@ describe('@callgate/core public API', () => {
         "recordCommitments",
         "refusalOf",
         "refusalText",
+        "replayPolicy",
         "runArguments",
         "sameArguments",
         "sealRecord",
