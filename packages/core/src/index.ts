@@ -96,8 +96,8 @@ export type {
   ReplayReport,
   ReplayTool,
 } from './policy/index.js';
-export { YamlLocator } from './policy/yaml-locator.js';
 export { compilePolicy, loadPolicy, replayPolicy } from './policy/index.js';
+export { YamlLocator } from './policy/yaml-locator.js';
 export { MemoryStore } from './store/memory-store.js';
 export type {
   ApiKeyRow,
