@@ -1,7 +1,7 @@
 // @callgate/store-sqlite: the public API. Anything exported here is public and pinned by
 // index.test.ts; add names deliberately.
 
-export type { DataDir } from './data-dir.js';
+export type { DataDir, DataDirOptions } from './data-dir.js';
 export { openDataDir } from './data-dir.js';
 export type { SqliteStoreOptions } from './database.js';
 export type { EmbeddedEngine, EmbeddedLedger, EmbeddedOptions } from './embedded.js';

@@ -12,6 +12,8 @@ export interface ServeOptions {
   host?: string;
   port?: number;
   policy?: string;
+  /** Start a new log beside a log key that has none (a lost or emptied database is refused without it). */
+  init?: boolean;
   print: (line: string) => void;
   /** Where log lines go (standard error). */
   log: (line: string) => void;
@@ -43,6 +45,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     policy,
     tools: config.tools,
     logger,
+    ...(options.init ? { init: true } : {}),
     ...(config.vault !== undefined ? { vault: config.vault } : {}),
   });
   const host = options.host ?? config.host ?? '127.0.0.1';
@@ -132,6 +135,7 @@ export function registerServeCommand(
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default 7420)', portNumber)
     .option('--policy <file>', 'policy file (YAML); default: deny everything')
+    .option('--init', 'start a new log where a log key has no database (or an empty one) beside it')
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
       context.setExitCode(
