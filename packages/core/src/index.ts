@@ -101,5 +101,6 @@ export type {
   RunRow,
   Store,
   StoredRecord,
+  StoreStatus,
   Synchronous,
 } from './store/store.js';

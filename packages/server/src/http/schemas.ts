@@ -239,8 +239,17 @@ export const apiKeySchema = z.object({
 });
 
 export const healthSchema = z.object({
-  status: z.enum(['ok', 'draining']),
+  /** `degraded`: the server answers, but its store cannot write (see `store`). */
+  status: z.enum(['ok', 'draining', 'degraded']),
   version: z.string(),
+  /** Whether the store can write; `since` is epoch ms of the first failed write. */
+  store: z
+    .object({
+      status: z.enum(['ok', 'unavailable']),
+      reason: z.string().optional(),
+      since: z.number().int().optional(),
+    })
+    .optional(),
   /** The MCP gateway's upstreams, when the server has a gateway (errors are logged, not shown). */
   upstreams: z
     .array(

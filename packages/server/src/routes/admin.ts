@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { apiKeySchema, createKeyBody, healthSchema } from '../http/schemas.js';
 import { createApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
+import { storeHealth } from '../store-status.js';
 import { SERVER_VERSION } from '../version.js';
 import { defineRoute, type Route } from './define.js';
 
@@ -44,9 +45,11 @@ export function adminRoutes(server: ServerContext): Route[] {
         const upstreams = server.gateway
           ?.status()
           .map(({ name, status, tools }) => ({ name, status, tools: tools.length }));
+        const storeStatus = await storeHealth(store);
         return {
-          status: server.lifecycle.draining ? 'draining' : 'ok',
+          status: server.lifecycle.draining ? 'draining' : storeStatus.status === 'ok' ? 'ok' : 'degraded',
           version: SERVER_VERSION,
+          store: storeStatus,
           ...(upstreams ? { upstreams } : {}),
         };
       },
