@@ -80,6 +80,23 @@ export { timelineOf } from './ledger/timeline.js';
 export type { VerifyCheck, VerifyFailure, VerifyOptions, VerifyReport } from './ledger/verify/report.js';
 export { VERIFY_CHECKS } from './ledger/verify/report.js';
 export { verifyBundle } from './ledger/verify/verify-bundle.js';
+export type { Cosignature, WitnessKey, WitnessSigner } from './ledger/witness/cosignature.js';
+export {
+  addCosignatures,
+  cosign,
+  noteCosignatures,
+  parseWitnessKey,
+  witnessSignerFromPrivateKey,
+} from './ledger/witness/cosignature.js';
+export type {
+  WitnessLogState,
+  WitnessOptions,
+  WitnessResponse,
+  WitnessStateStore,
+} from './ledger/witness/witness.js';
+export { addCheckpointBody, MemoryWitnessState, Witness } from './ledger/witness/witness.js';
+export type { WitnessEndpoint, WitnessGap, WitnessingOptions } from './ledger/witness/witnessing.js';
+export { Witnessing } from './ledger/witness/witnessing.js';
 export type {
   AnnotationHint,
   ApprovalSettings,

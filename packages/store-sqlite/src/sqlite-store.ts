@@ -376,6 +376,9 @@ export class SqliteStore implements Store {
    * Stores a checkpoint; storing one of an already stored size with the same root is a no-op.
    * @throws CallgateError `ledger-invalid` when a checkpoint of that size with another root exists.
    */
+  async updateCheckpointNote(size: number, note: string): Promise<boolean> {
+    return this.#write(() => this.#statements.updateCheckpointNote.run(note, size).changes > 0);
+  }
   async putCheckpoint(checkpoint: CheckpointRow): Promise<void> {
     const root = toBuffer(checkpoint.root);
     return this.#write(() => {

@@ -3,6 +3,7 @@ import type { Gateway } from '@callgate/mcp-gateway';
 import { DEFAULT_MCP_PROFILE, readServerConfig, type ServerConfig, startServer } from '@callgate/server';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { startWitnessLoop } from '../witness/loop.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate serve`; flags win over the config file, which wins over defaults. */
@@ -78,6 +79,9 @@ export async function runServe(options: ServeOptions): Promise<number> {
     print(`callgate serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
     return 1;
   }
+  const witnessLoop = config.witnesses
+    ? startWitnessLoop({ store: embedded.store, witnesses: config.witnesses, logger })
+    : undefined;
   print(`callgate serving ${running.url}`);
   print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);
   print(`  approvals  ${running.url}/ui/approvals`);
@@ -93,6 +97,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
   print(`  tools      ${embedded.engine.registry.specs().length} known`);
   print(`  log key    ${embedded.verifierKey}`);
   if (config.webhook) print(`  webhook    ${config.webhook.url}`);
+  if (config.witnesses) {
+    const { quorum, servers } = config.witnesses;
+    print(
+      `  witnesses  ${servers.map((server) => server.url).join(', ')} (quorum ${quorum ?? servers.length})`,
+    );
+  }
   const live = (await embedded.store.listApiKeys()).filter((key) => key.revoked_at === undefined);
   if (live.length === 0) {
     print('');
@@ -102,6 +112,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   }
   print('Press Ctrl+C to stop.');
   await running.closed;
+  await witnessLoop?.stop();
   print('callgate stopped');
   return 0;
 }

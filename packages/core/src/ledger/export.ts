@@ -69,8 +69,11 @@ export async function exportRunBundle(
   runId: string,
   options: { openings?: boolean } = {},
 ): Promise<Bundle> {
-  const { store, latest } = context;
-  const size = latest.size;
+  const { store } = context;
+  const size = context.latest.size;
+  // The stored note of the latest checkpoint may carry witness cosignatures added since it was signed.
+  const stored = (await store.listCheckpoints(size, size))[0];
+  const latest = stored && sameBytes(stored.root, context.latest.root) ? stored : context.latest;
   const records = (await store.readRunRecords(runId)).filter((record) => record.seq < size);
   const last = records.at(-1);
   if (last === undefined) throw new CallgateError('not-found', `run ${runId} has no records in the log`);

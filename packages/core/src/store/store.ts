@@ -159,6 +159,12 @@ export interface Store {
   runHead(runId: string): Promise<RunHead | undefined>;
 
   putCheckpoint(checkpoint: CheckpointRow): Promise<void>;
+  /**
+   * Replaces the note of the stored checkpoint of `size` with `note` — the same checkpoint with
+   * more signature lines (witness cosignatures). Optional: a store without it keeps notes as signed.
+   * The caller checks that `note` is that checkpoint; false when no checkpoint of `size` is stored.
+   */
+  updateCheckpointNote?(size: number, note: string): Promise<boolean>;
   latestCheckpoint(): Promise<CheckpointRow | undefined>;
   /** Checkpoints with `size` in [fromSize, toSize], smallest first. */
   listCheckpoints(fromSize: number, toSize: number): Promise<CheckpointRow[]>;
