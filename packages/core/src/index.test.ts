@@ -18,6 +18,7 @@ describe('@callgate/core public API', () => {
         "ToolRegistry",
         "VERIFY_CHECKS",
         "Witness",
+        "Witnessing",
         "addCheckpointBody",
         "addCosignatures",
         "approvalRefusal",

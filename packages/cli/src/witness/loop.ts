@@ -24,15 +24,23 @@ export function startWitnessLoop(options: {
   let submitted = -1;
   let running: Promise<unknown> = Promise.resolve();
   let stopped = false;
+  let busy = false;
   const tick = () => {
+    // One submission at a time: the witnesses see checkpoints in order.
+    if (busy) return;
+    busy = true;
     running = (async () => {
       const latest = await options.store.latestCheckpoint();
       if (!latest || (latest.size === submitted && witnessing.gaps.length === 0)) return;
       await witnessing.submitLatest();
       submitted = latest.size;
-    })().catch((error: unknown) => {
-      if (!stopped) options.logger.warn({ error: (error as Error).message }, 'witness submission failed');
-    });
+    })()
+      .catch((error: unknown) => {
+        if (!stopped) options.logger.warn({ error: (error as Error).message }, 'witness submission failed');
+      })
+      .finally(() => {
+        busy = false;
+      });
   };
   const timer = setInterval(tick, options.intervalMs ?? 500);
   timer.unref();

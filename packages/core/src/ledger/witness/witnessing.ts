@@ -52,6 +52,7 @@ export class Witnessing {
   readonly #timeoutMs: number;
   readonly #gaps = new Map<string, WitnessGap>();
   #witnessedSize = 0;
+  #queue: Promise<unknown> = Promise.resolve();
 
   /** @throws CallgateError `request-invalid` for a bad witness key or quorum. */
   constructor(options: WitnessingOptions) {
@@ -84,7 +85,14 @@ export class Witnessing {
    * Submits the store's latest checkpoint to each witness that has not cosigned it, and stores the
    * note with every valid cosignature. Resolves with the number of valid cosignatures it has.
    */
-  async submitLatest(): Promise<number> {
+  submitLatest(): Promise<number> {
+    // One submission at a time: a witness must see checkpoints in order.
+    const next = this.#queue.then(() => this.#submitLatest());
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #submitLatest(): Promise<number> {
     const latest = await this.#store.latestCheckpoint();
     if (!latest || latest.size === 0) return 0;
     let note = latest.note;
