@@ -4,6 +4,7 @@ import { registerApprovalsCommands } from './commands/approvals.js';
 import { runDemo } from './commands/demo.js';
 import { registerKeysCommands } from './commands/keys.js';
 import { runExport, runRunsList, runRunsShow } from './commands/ledger.js';
+import { registerLogKeyCommands } from './commands/log-key.js';
 import { registerMcpCommand } from './commands/mcp.js';
 import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
@@ -119,6 +120,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
   registerKeysCommands(program, commandContext);
   registerApprovalsCommands(program, commandContext);
   registerWitnessCommands(program, commandContext);
+  registerLogKeyCommands(program, commandContext);
 
   for (const group of program.commands) {
     if (['keys', 'approvals'].includes(group.name())) group.addHelpText('after', EXIT_CODES);

@@ -8,6 +8,7 @@ export type { EmbeddedEngine, EmbeddedLedger, EmbeddedOptions } from './embedded
 export { openEmbedded, openLedger } from './embedded.js';
 export type { LogKey } from './log-key.js';
 export { loadOrCreateLogKey } from './log-key.js';
+export { rotateLogKey } from './rotate-key.js';
 export { SqliteStore } from './sqlite-store.js';
 export type { WriterLock } from './writer-lock.js';
 export { acquireWriterLock, WRITER_LOCK_FILE } from './writer-lock.js';

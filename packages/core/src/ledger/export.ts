@@ -145,8 +145,13 @@ export async function exportRunBundle(
     policies: await policiesOf(store, records),
   };
   if (options.openings) bundle.openings = await openingsOf(store, records);
+  const rotations = await store.getMeta(KEY_ROTATIONS_META_KEY);
+  if (rotations !== undefined) bundle.key_rotations = JSON.parse(rotations) as string[];
   return bundle;
 }
+
+/** Store meta key of the log's key rotation statements (a JSON array of signed notes, oldest first). */
+export const KEY_ROTATIONS_META_KEY = 'ledger:key_rotations';
 
 async function policiesOf(store: Store, records: LedgerRecord[]): Promise<Bundle['policies']> {
   const digests = new Set<string>();

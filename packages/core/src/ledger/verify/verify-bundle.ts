@@ -10,6 +10,7 @@ import { checkDanglingProofs } from './dangling-proofs.js';
 import { type InclusionItem, verifyInclusions } from './inclusion.js';
 import { type CheckedRecords, checkRecords, lastRecordOfRuns, leafOf } from './records.js';
 import { Findings, type VerifyOptions, type VerifyReport } from './report.js';
+import { resolveRotations } from './rotations.js';
 import { checkWitnesses } from './witnesses.js';
 
 /** `inclusion`: one proof per record, for its seq, under the last checkpoint, and it holds. */
@@ -100,8 +101,9 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
     findings.warn(`the bundle has fields callgate-bundle/1 does not define, ignored: ${unknown.join(', ')}`);
   }
 
-  const key = checkKey(bundle, options, findings);
-  const bodies = checkCheckpoints(bundle, key, findings);
+  const rotations = resolveRotations(bundle, options, findings);
+  const key = checkKey(bundle, rotations.options, findings);
+  const bodies = checkCheckpoints(bundle, key && (rotations.keyFor ?? key), findings);
   checkConsistency(bundle, bodies, findings);
   checkTruncation(bodies, key, options, findings);
   checkWitnesses(bundle, options, findings);
