@@ -80,7 +80,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
     return 1;
   }
   const witnessLoop = config.witnesses
-    ? startWitnessLoop({ store: embedded.store, witnesses: config.witnesses, logger })
+    ? startWitnessLoop({
+        store: embedded.store,
+        ledger: embedded.ledger,
+        witnesses: config.witnesses,
+        logger,
+      })
     : undefined;
   print(`callgate serving ${running.url}`);
   print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);

@@ -1,6 +1,39 @@
 // `callgate serve` with `witnesses:`: every new checkpoint (and, while a witness has not cosigned,
 // every tick) goes to the witnesses. The timer never keeps the process alive.
-import { type Logger, type Store, Witnessing } from '@callgate/core';
+import { type Ledger, type Logger, type Store, uuidv7, type WitnessGap, Witnessing } from '@callgate/core';
+
+/**
+ * Records witness gaps in the log itself, in a run of their own (framework `witness`): a `gap`
+ * record when a witness starts failing (from = to = then) and one spanning the outage when it
+ * cosigns again. A silent skip would look like a witnessed log.
+ */
+function gapRecorder(
+  ledger: Ledger,
+): (gap: WitnessGap, phase: 'opened' | 'closed', now: number) => Promise<void> {
+  let runId: string | undefined;
+  return async (gap, phase, now) => {
+    if (runId === undefined) {
+      runId = uuidv7();
+      await ledger.append(runId, {
+        type: 'run-start',
+        principal: 'callgate',
+        framework: 'witness',
+        labels: {},
+      });
+    }
+    const reason =
+      phase === 'opened'
+        ? `witness ${gap.witness} did not cosign checkpoint ${gap.size}: ${gap.reason}`
+        : `witness ${gap.witness} cosigns again (it missed checkpoints from size ${gap.size}: ${gap.reason})`;
+    await ledger.append(runId, {
+      type: 'gap',
+      reason,
+      from_ts: gap.since,
+      to_ts: phase === 'opened' ? gap.since : now,
+      calls: 0,
+    });
+  };
+}
 
 /** A running submission loop. */
 export interface WitnessLoop {
@@ -11,6 +44,8 @@ export interface WitnessLoop {
 /** Starts submitting `store`'s checkpoints every `intervalMs` (default 500). */
 export function startWitnessLoop(options: {
   store: Store;
+  /** Where gaps are recorded; without it they are only logged. */
+  ledger?: Ledger;
   witnesses: { quorum?: number; servers: Array<{ url: string; key: string }> };
   logger: Logger;
   intervalMs?: number;
@@ -20,6 +55,7 @@ export function startWitnessLoop(options: {
     witnesses: options.witnesses.servers,
     ...(options.witnesses.quorum !== undefined ? { quorum: options.witnesses.quorum } : {}),
     logger: options.logger,
+    ...(options.ledger ? { onGap: gapRecorder(options.ledger) } : {}),
   });
   let submitted = -1;
   let running: Promise<unknown> = Promise.resolve();

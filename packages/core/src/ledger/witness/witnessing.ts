@@ -33,6 +33,11 @@ export interface WitnessingOptions {
   logger?: Logger;
   /** Per request, ms. Default 5000. */
   timeoutMs?: number;
+  /**
+   * Told when a witness starts failing (`opened`) and when it cosigns again (`closed`, with the
+   * gap's end): where the log records the gap. Errors it throws are logged.
+   */
+  onGap?: (gap: WitnessGap, phase: 'opened' | 'closed', now: number) => Promise<void> | void;
 }
 
 interface Target {
@@ -50,6 +55,7 @@ export class Witnessing {
   readonly #fetch: typeof fetch;
   readonly #logger: Logger | undefined;
   readonly #timeoutMs: number;
+  readonly #onGap: WitnessingOptions['onGap'];
   readonly #gaps = new Map<string, WitnessGap>();
   #witnessedSize = 0;
   #queue: Promise<unknown> = Promise.resolve();
@@ -69,6 +75,19 @@ export class Witnessing {
     this.#fetch = options.fetch ?? fetch;
     this.#logger = options.logger;
     this.#timeoutMs = options.timeoutMs ?? 5000;
+    this.#onGap = options.onGap;
+  }
+
+  #tell(gap: WitnessGap, phase: 'opened' | 'closed'): void {
+    if (!this.#onGap) return;
+    Promise.resolve()
+      .then(() => this.#onGap?.(gap, phase, Date.now()))
+      .catch((error: unknown) =>
+        this.#logger?.warn(
+          { witness: gap.witness, error: (error as Error).message },
+          'could not record a witness gap',
+        ),
+      );
   }
 
   /** Witnesses that did not cosign the latest checkpoint submitted, with why. */
@@ -125,7 +144,9 @@ export class Witnessing {
     const name = target.key.name;
     const gap = (reason: string) => {
       const known = this.#gaps.get(name);
-      this.#gaps.set(name, { witness: name, size, since: known?.since ?? Date.now(), reason });
+      const opened = { witness: name, size, since: known?.since ?? Date.now(), reason };
+      this.#gaps.set(name, opened);
+      if (!known) this.#tell(opened, 'opened');
       this.#logger?.warn({ witness: name, size, reason }, 'a witness did not cosign the checkpoint');
       return undefined;
     };
@@ -152,7 +173,11 @@ export class Witnessing {
       if (noteCosignatures(note + text, [target.key]).length === 0)
         return gap('its answer holds no valid cosignature');
       target.size = size;
-      this.#gaps.delete(name);
+      const closed = this.#gaps.get(name);
+      if (closed) {
+        this.#gaps.delete(name);
+        this.#tell(closed, 'closed');
+      }
       return text;
     }
     return gap('the witness kept another size');
