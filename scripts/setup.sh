@@ -8,8 +8,6 @@ cd "$(dirname "$0")/.."
 need_apt=()
 if [ "${CALLGATE_SKIP_BROWSER:-}" != 1 ] && [ ! -x /usr/bin/chromium ]; then need_apt+=(chromium); fi
 if ! command -v python3 >/dev/null; then need_apt+=(python3 python3-venv); fi
-# re2 (linear-time regular expressions) compiles its native binding when no prebuilt one is reachable.
-if ! command -v g++ >/dev/null || ! command -v make >/dev/null; then need_apt+=(g++ make); fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "== Debian packages: ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then apt_get=(apt-get); else apt_get=(sudo apt-get); fi

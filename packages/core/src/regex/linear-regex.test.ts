@@ -39,6 +39,27 @@ describe('linear-time regular expressions', () => {
     validateArguments(tool, { text: 'aaaa' });
   });
 
+  it("keeps each schema's own pattern (many patterns in one registry)", () => {
+    const registry = new ToolRegistry(
+      ['^a+$', '^b+$', '^[0-9]{3}$'].map((pattern, index) => ({
+        name: `t${index}`,
+        inputSchema: { type: 'object', properties: { v: { type: 'string', pattern } } },
+      })),
+    );
+    const valid = (name: string, v: string) => {
+      const tool = registry.get(name);
+      if (!tool) throw new Error(name);
+      return tool.validate({ v });
+    };
+    expect([valid('t0', 'aa'), valid('t0', 'bb'), valid('t1', 'bb'), valid('t1', 'aa')]).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
+    expect([valid('t2', '123'), valid('t2', '12a')]).toEqual([true, false]);
+  });
+
   it('refuses a pattern RE2 cannot run at registration, naming the schema path', () => {
     const registry = new ToolRegistry();
     expect(() =>

@@ -3,30 +3,45 @@
 // no pattern and argument pair can hold the event loop. RE2 has no backreferences and no
 // lookaround; a pattern that needs them is refused with the place it came from.
 
-import RE2 from 're2';
+import { RE2JS } from 're2js';
 
-/** What `new RE2(pattern, flags)` gives: the RegExp surface Ajv and callers use. */
-export type LinearRegex = RE2;
+/**
+ * A compiled linear-time pattern: `test(text)` is true when it matches anywhere in `text`.
+ * `toString()` is `/<source>/u`, as for a RegExp: Ajv keys its compiled patterns by it.
+ */
+export interface LinearRegex {
+  readonly source: string;
+  test(text: string): boolean;
+  toString(): string;
+}
 
 const CACHE_LIMIT = 1024;
 const cache = new Map<string, LinearRegex>();
 
 /**
- * Compiles `pattern` (ECMAScript syntax, the subset RE2 accepts) with `flags` (default `u`).
- * Compiled patterns are cached (1024 entries, oldest dropped first).
+ * Compiles `pattern` (ECMAScript syntax, the subset RE2 accepts; matched on code points, as
+ * with the `u` flag) with re2js, a JavaScript port of RE2: plain JavaScript, so no heap of its own
+ * to exhaust and no native build per Node version. Compiled patterns are cached (1024 entries,
+ * oldest dropped first). `flags`: only `u` (and none) are accepted: what Ajv passes.
  * @throws Error whose message says why RE2 refuses the pattern.
  */
 export function linearRegex(pattern: string, flags = 'u'): LinearRegex {
-  const key = `${flags}/${pattern}`;
-  const cached = cache.get(key);
+  if (flags !== 'u' && flags !== '')
+    throw new Error(`unsupported regular expression flags ${JSON.stringify(flags)}`);
+  const cached = cache.get(pattern);
   if (cached) return cached;
-  const compiled = new RE2(pattern, flags);
+  const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern));
+  const regex: LinearRegex = {
+    source: pattern,
+    test: (text) => compiled.test(text),
+    toString: () => `/${pattern}/u`,
+  };
   if (cache.size >= CACHE_LIMIT) {
     const oldest = cache.keys().next().value;
     if (oldest !== undefined) cache.delete(oldest);
   }
-  cache.set(key, compiled);
-  return compiled;
+  cache.set(pattern, regex);
+  return regex;
 }
 
 /**
