@@ -148,14 +148,14 @@ export function checkKeyContinuity(options: {
   if (keyPresent) {
     throw new CallgateError(
       'ledger-invalid',
-      `${where} has a log key but ${state.bytes < 0 ? 'no callgate.db' : state.bytes === 0 ? 'a 0-byte callgate.db' : 'a callgate.db with no log'}: if the database was lost, restore it; to start a new log with this key, pass --init`,
+      `${where} has a log key but ${state.bytes < 0 ? 'no callgate.db' : state.bytes === 0 ? 'a 0-byte callgate.db' : 'a callgate.db with no log'}: if the database was lost, restore it; to start a new log with this key, run \`callgate serve --init\``,
       { path: dataDir },
     );
   }
   if (state.bytes === 0) {
     throw new CallgateError(
       'ledger-invalid',
-      `${where} has a 0-byte callgate.db (a damaged or truncated database?): restore it, or pass --init to start a new log`,
+      `${where} has a 0-byte callgate.db (a damaged or truncated database?): restore it, or run \`callgate serve --init\` to start a new log`,
       { path: dataDir },
     );
   }

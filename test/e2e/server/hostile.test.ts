@@ -90,6 +90,8 @@ describe('the callgate binary under hostile input and a damaged data folder', ()
     for (const suffix of ['', '-wal', '-shm']) rmSync(join(keyOnly, `callgate.db${suffix}`), { force: true });
     const refused = await runCallgate(['serve', '--data', keyOnly, '--port', '0']);
     expect(refused.code).not.toBe(0);
-    expect(`${refused.stdout}${refused.stderr}`).toMatch(/has a log key but no callgate\.db: .* pass --init/);
+    expect(`${refused.stdout}${refused.stderr}`).toMatch(
+      /has a log key but no callgate\.db: .*`callgate serve --init`/,
+    );
   }, 60_000);
 });
