@@ -33,6 +33,15 @@ export const serverConfigSchema = z.strictObject({
   vault: z.boolean().optional(),
   /** The MCP servers the gateway fronts; each entry is validated by `parseUpstreams`. */
   upstreams: z.unknown().optional(),
+  /** Witnesses (c2sp.org/tlog-witness) every new checkpoint is submitted to; `quorum` of them must cosign. */
+  witnesses: z
+    .strictObject({
+      quorum: z.number().int().min(1).optional(),
+      servers: z
+        .array(z.strictObject({ url: z.url({ protocol: /^https?$/ }), key: z.string().min(1) }))
+        .min(1),
+    })
+    .optional(),
   /** The MCP gateway's settings. */
   mcp: z
     .strictObject({
@@ -66,6 +75,8 @@ export interface ServerConfig {
   defaultProfile?: string;
   /** What the file still says in a deprecated way (each names the key and what to write instead). */
   warnings?: string[];
+  /** `witnesses:`: where checkpoints go to be cosigned, and how many must cosign (default all). */
+  witnesses?: { quorum?: number; servers: Array<{ url: string; key: string }> };
 }
 
 /** The profile a gateway session gets when neither the URL nor a flag names one. */
@@ -212,6 +223,7 @@ export async function readServerConfig(
   if (parsed.port !== undefined) config.port = parsed.port;
   if (parsed.vault !== undefined) config.vault = parsed.vault;
   if (parsed.mcp?.default_profile) config.defaultProfile = parsed.mcp.default_profile;
+  if (parsed.witnesses) config.witnesses = parsed.witnesses;
   if (parsed.webhook) {
     const secret = parsed.webhook.secret ?? env[parsed.webhook.secret_env ?? ''];
     if (!secret) {

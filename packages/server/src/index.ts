@@ -27,3 +27,5 @@ export {
   WebhookApprovalPort,
   webhookSignature,
 } from './webhook.js';
+export type { WebhookReceiverOptions } from './webhook-receiver.js';
+export { createWebhookReceiver, WebhookDeliveryRefused } from './webhook-receiver.js';

@@ -11,6 +11,7 @@ import {
 } from '@callgate/server';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { startWitnessLoop } from '../witness/loop.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate serve`; flags win over the config file, which wins over defaults. */
@@ -20,6 +21,8 @@ export interface ServeOptions {
   host?: string;
   port?: number;
   policy?: string;
+  /** Start a new log beside a log key that has none (a lost or emptied database is refused without it). */
+  init?: boolean;
   print: (line: string) => void;
   /** Where log lines go (standard error). */
   log: (line: string) => void;
@@ -52,6 +55,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     policy,
     tools: config.tools,
     logger,
+    ...(options.init ? { init: true } : {}),
     ...(config.vault !== undefined ? { vault: config.vault } : {}),
   });
   const host = options.host ?? config.host ?? '127.0.0.1';
@@ -91,6 +95,14 @@ export async function runServe(options: ServeOptions): Promise<number> {
     print(`callgate serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
     return 1;
   }
+  const witnessLoop = config.witnesses
+    ? startWitnessLoop({
+        store: embedded.store,
+        ledger: embedded.ledger,
+        witnesses: config.witnesses,
+        logger,
+      })
+    : undefined;
   print(`callgate serving ${running.url}`);
   print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);
   print(`  approvals  ${running.url}/ui/approvals`);
@@ -110,6 +122,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
     `  metrics    ${running.url}/metrics   (health ${running.url}/v1/health, readiness ${running.url}/v1/ready)`,
   );
   if (telemetry) print('  traces     OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (config.witnesses) {
+    const { quorum, servers } = config.witnesses;
+    print(
+      `  witnesses  ${servers.map((server) => server.url).join(', ')} (quorum ${quorum ?? servers.length})`,
+    );
+  }
   const live = (await embedded.store.listApiKeys()).filter((key) => key.revoked_at === undefined);
   if (live.length === 0) {
     print('');
@@ -120,6 +138,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   print('Press Ctrl+C to stop.');
   await running.closed;
   await telemetry?.shutdown();
+  await witnessLoop?.stop();
   print('callgate stopped');
   return 0;
 }
@@ -174,6 +193,7 @@ export function registerServeCommand(
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default 7420)', portNumber)
     .option('--policy <file>', 'policy file (YAML); default: deny everything')
+    .option('--init', 'start a new log where a log key has no database (or an empty one) beside it')
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
       context.setExitCode(

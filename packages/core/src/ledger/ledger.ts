@@ -4,6 +4,7 @@
 import {
   type Bundle,
   CallgateError,
+  isCallgateError,
   type LedgerRecord,
   ledgerRecordSchema,
   type RecordBody,
@@ -340,7 +341,7 @@ export class Ledger {
     this.#checkpointer.truncate(this.#durableSize);
     this.#settled += failed.length;
     const failure = new CallgateError(
-      'internal',
+      isCallgateError(error) && error.kind === 'store-unavailable' ? 'store-unavailable' : 'internal',
       `ledger write failed, ${failed.length} record(s) not recorded: ${describe(error)}`,
       {},
       { cause: error },
