@@ -60,7 +60,14 @@ export { checkJsonValue, DEFAULT_JSON_LIMITS, parseJsonStrict, readArguments } f
 export { policyMetaKey, putPolicyDocument } from './ledger/export.js';
 export type { LedgerOptions } from './ledger/ledger.js';
 export { Ledger } from './ledger/ledger.js';
-export { leafHash, merkleRoot, nodeHash, verifyConsistency, verifyInclusion } from './ledger/merkle.js';
+export {
+  CompactRange,
+  leafHash,
+  merkleRoot,
+  nodeHash,
+  verifyConsistency,
+  verifyInclusion,
+} from './ledger/merkle.js';
 export { recordCommitments, sealRecord } from './ledger/record.js';
 export type { Checkpoint, LogSigner, Opened, VerifierKey } from './ledger/signed-note.js';
 export {
@@ -91,6 +98,7 @@ export type {
 } from './policy/index.js';
 export { compilePolicy, loadPolicy } from './policy/index.js';
 export { MemoryStore } from './store/memory-store.js';
+export type { LogFrontier, LogPosition, LogSequencer, SequencedAppend } from './store/sequencer.js';
 export type {
   ApiKeyRow,
   ApprovalQuery,

@@ -1,0 +1,94 @@
+// Connecting to PostgreSQL: the pool's settings, BIGINT as numbers, errors in callgate's words.
+import type { Logger } from '@callgate/core';
+import { CallgateError } from '@callgate/protocol';
+import pg from 'pg';
+
+/** Options of `PostgresStore.open`. */
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database` (libpq URL; PG* variables fill what it omits). */
+  url: string;
+  /**
+   * The PostgreSQL schema holding callgate's tables (created when missing). Default `callgate`.
+   * Several logs may share one database in different schemas.
+   */
+  schema?: string;
+  /** Most connections of the pool (the lease and notification connections come on top). Default 10. */
+  maxConnections?: number;
+  /** How long a connection attempt may take before it fails, in ms. Default 5000. */
+  connectTimeoutMs?: number;
+  logger?: Logger;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The schema name, checked (it is spliced into `search_path`). @throws CallgateError `request-invalid`. */
+export function checkSchemaName(schema: string): string {
+  if (!SCHEMA_NAME.test(schema))
+    throw new CallgateError(
+      'request-invalid',
+      `PostgreSQL schema ${JSON.stringify(schema)} must be lower-case letters, digits and _ (at most 63, not starting with a digit)`,
+    );
+  return schema;
+}
+
+const INT8_OID = 20;
+/** BIGINT columns hold epoch ms and sizes, all safe integers: read them as numbers. */
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID && format !== 'binary') return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/** The `pg` client settings of a store: search_path set to its schema at connection time. */
+export function clientConfig(options: PostgresStoreOptions, schema: string): pg.ClientConfig {
+  return {
+    connectionString: options.url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    options: `-c search_path=${schema}`,
+    types,
+    application_name: 'callgate',
+    keepAlive: true,
+  };
+}
+
+/** Where `url` points, without its password (for messages). */
+export function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return `${parsed.protocol}//${parsed.username ? `${parsed.username}@` : ''}${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'the PostgreSQL URL given';
+  }
+}
+
+/**
+ * The error of a failed connection or query, as callgate reports it: unreachable database →
+ * `gate-unavailable` (the gate fails closed and says why); a unique violation → `conflict`.
+ */
+export function storeError(error: unknown, where: string, conflict?: string): unknown {
+  const code = (error as { code?: string } | undefined)?.code;
+  if (code === '23505' && conflict !== undefined)
+    return new CallgateError('conflict', conflict, {}, { cause: error });
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'ENOTFOUND' ||
+    code === 'ETIMEDOUT' ||
+    code === 'ECONNRESET' ||
+    code === '57P01' ||
+    code === '57P03' ||
+    code === '08006' ||
+    code === '08001' ||
+    (error instanceof Error &&
+      /timeout|Connection terminated|not queryable|Client was closed/i.test(error.message))
+  ) {
+    return new CallgateError(
+      'gate-unavailable',
+      `PostgreSQL at ${where} is unreachable: ${(error as Error).message || code}`,
+      {},
+      { cause: error },
+    );
+  }
+  return error;
+}
