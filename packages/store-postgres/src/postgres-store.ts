@@ -106,8 +106,7 @@ export class PostgresStore implements Store {
     try {
       const client = await pool.connect();
       try {
-        await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-        await migrate(client, `callgate:${schema}:migrations`);
+        await migrate(client, schema, `callgate:${schema}:migrations`);
       } finally {
         client.release();
       }

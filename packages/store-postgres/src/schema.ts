@@ -181,7 +181,7 @@ export const MIGRATIONS: readonly Migration[] = [
 export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
 
 /**
- * Brings the connection's schema (its `search_path`) to {@link SCHEMA_VERSION}: every missing
+ * Creates `schema` (the connection's `search_path`; a checked name) when missing and brings it to {@link SCHEMA_VERSION}: every missing
  * migration, in one transaction under an advisory lock (`lockKey`), so replicas opening one new
  * database at once apply each migration exactly once. `now` stamps `applied_at` (epoch ms).
  *
@@ -190,12 +190,16 @@ export const SCHEMA_VERSION: number = MIGRATIONS.at(-1)?.version ?? 0;
  */
 export async function migrate(
   client: PoolClient,
+  schema: string,
   lockKey: string,
   now: () => number = Date.now,
 ): Promise<number[]> {
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockKey]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    // The connection resolved its search_path before the schema existed: resolve it again.
+    await client.query(`SET search_path TO ${schema}`);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version     INTEGER PRIMARY KEY,
       description TEXT NOT NULL,
