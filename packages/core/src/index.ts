@@ -26,6 +26,7 @@ export {
   sha256,
   sha256Digest,
 } from './crypto.js';
+export type { ApprovalChannel, ApprovalEvent, ApprovalHandout } from './gate/approval-channel.js';
 export type { ApprovalState } from './gate/approvals.js';
 export type { CallVerdict, ModelMessage } from './gate/decide.js';
 export type { DecideOptions, EngineOptions, RunStart } from './gate/engine.js';

@@ -41,6 +41,11 @@ export interface AppOptions {
   gateway?: Gateway;
   /** The profile of `/mcp` (a path naming none). Default `full` (every tool). */
   defaultProfile?: string;
+  /**
+   * Checks the store (e.g. a shared database): returns what is wrong, in words, or undefined when
+   * it answers. `GET /v1/health` then answers 503 `gate-unavailable` with that message.
+   */
+  storeHealth?: () => Promise<string | undefined>;
 }
 
 interface AppInternals {
@@ -83,6 +88,7 @@ export function createApp(options: AppOptions): Hono {
     clock,
     lifecycle,
     ...(options.gateway ? { gateway: options.gateway } : {}),
+    ...(options.storeHealth ? { storeHealth: options.storeHealth } : {}),
   });
   const sessions = new SessionStore({
     clock,

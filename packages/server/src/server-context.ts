@@ -18,6 +18,8 @@ export class ServerContext {
   readonly lifecycle: Lifecycle;
   /** The MCP gateway served at `/mcp`, when there is one. */
   readonly gateway: Gateway | undefined;
+  /** What is wrong with the store, or undefined when it answers (see `AppOptions.storeHealth`). */
+  readonly storeHealth: (() => Promise<string | undefined>) | undefined;
 
   constructor(options: {
     engine: Engine;
@@ -26,6 +28,7 @@ export class ServerContext {
     clock: () => number;
     lifecycle: Lifecycle;
     gateway?: Gateway;
+    storeHealth?: () => Promise<string | undefined>;
   }) {
     this.engine = options.engine;
     this.publicKey = options.publicKey;
@@ -33,6 +36,7 @@ export class ServerContext {
     this.clock = options.clock;
     this.lifecycle = options.lifecycle;
     this.gateway = options.gateway;
+    this.storeHealth = options.storeHealth;
   }
 
   /**

@@ -6,9 +6,12 @@ describe('@callgate/store-postgres public API', () => {
     expect(Object.keys(api).sort()).toMatchInlineSnapshot(`
       [
         "MIGRATIONS",
+        "PostgresApprovalChannel",
         "PostgresSequencer",
         "PostgresStore",
         "SCHEMA_VERSION",
+        "openSharedEngine",
+        "readLogKeyFile",
       ]
     `);
   });

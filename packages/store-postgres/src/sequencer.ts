@@ -92,6 +92,22 @@ export async function insertRecords(
   ]);
 }
 
+const hexBytes = (bytes: Uint8Array): string => `decode('${Buffer.from(bytes).toString('hex')}', 'hex')`;
+
+/** A BYTEA[] literal. */
+function byteaArray(hashes: readonly Uint8Array[]): string {
+  return hashes.length === 0 ? "'{}'::bytea[]" : `ARRAY[${hashes.map(hexBytes).join(', ')}]`;
+}
+
+/** The INSERT of sealed records, values as escaped literals (for a multi-statement query). */
+function insertRecordsText(records: StoredRecord[]): string {
+  const rows = records.map(
+    ({ record, canonical, leaf_hash, digest }) =>
+      `(${record.seq}, ${pg.escapeLiteral(record.run_id)}, ${record.run_seq}, ${pg.escapeLiteral(record.type)}, ${pg.escapeLiteral(canonical)}, ${hexBytes(leaf_hash)}, ${pg.escapeLiteral(digest)})`,
+  );
+  return `INSERT INTO records (seq, run_id, run_seq, type, canonical, leaf_hash, digest) VALUES ${rows.join(', ')}`;
+}
+
 /** The PostgreSQL {@link LogSequencer}; see the file header. */
 export class PostgresSequencer implements LogSequencer {
   readonly #context: SequencerContext;
@@ -103,43 +119,62 @@ export class PostgresSequencer implements LogSequencer {
     this.#context = context;
   }
 
+  /**
+   * Two round trips under the head row's lock, the only thing serialised across replicas: one
+   * that begins, locks and reads the heads of the batch's runs, one that stores the records and the
+   * frontier and commits (multi-statement simple queries, values as escaped literals).
+   */
   async append(entries: SequencedAppend[]): Promise<Array<StoredRecord | Error>> {
     if (entries.length === 0) return [];
+    let client: pg.PoolClient | undefined;
+    let broken = false;
     try {
-      return await transaction(this.#context.pool, async (client) => {
-        const range = await lockHead(client);
-        const runIds = [...new Set(entries.map((entry) => entry.run_id))];
-        const { rows } = await client.query<{ run_id: string; run_seq: number; digest: string }>(
-          `SELECT DISTINCT ON (run_id) run_id, run_seq, digest FROM records
-           WHERE run_id = ANY($1::text[]) ORDER BY run_id, run_seq DESC`,
-          [runIds],
-        );
-        const heads = new Map<string, RunHead>(rows.map((row) => [row.run_id, row]));
-        const results: Array<StoredRecord | Error> = [];
-        const stored: StoredRecord[] = [];
-        for (const entry of entries) {
-          const head = heads.get(entry.run_id);
-          let sealed: StoredRecord;
-          try {
-            sealed = entry.seal({
-              seq: range.size,
-              run_seq: head === undefined ? 0 : head.run_seq + 1,
-              prev: head === undefined ? null : head.digest,
-            });
-          } catch (error) {
-            results.push(error instanceof Error ? error : new Error(String(error)));
-            continue;
-          }
-          range.append(sealed.leaf_hash);
-          heads.set(entry.run_id, { run_seq: sealed.record.run_seq, digest: sealed.digest });
-          stored.push(sealed);
-          results.push(sealed);
+      client = await this.#context.pool.connect();
+      const runIds = [...new Set(entries.map((entry) => entry.run_id))];
+      const read = (await client.query(
+        `BEGIN;
+         SELECT size, frontier FROM ledger_head WHERE id = 1 FOR UPDATE;
+         SELECT DISTINCT ON (run_id) run_id, run_seq, digest FROM records
+           WHERE run_id IN (${runIds.map((id) => pg.escapeLiteral(id)).join(', ')}) ORDER BY run_id, run_seq DESC`,
+      )) as unknown as pg.QueryResult[];
+      const headRow = read[1]?.rows[0] as { size: number; frontier: Buffer[] } | undefined;
+      if (headRow === undefined) throw new CallgateError('internal', 'the ledger_head row is missing');
+      const range = new CompactRange(
+        headRow.size,
+        headRow.frontier.map((hash) => new Uint8Array(hash)),
+      );
+      const heads = new Map<string, RunHead>(
+        (read[2]?.rows ?? []).map((row) => [row.run_id as string, row as RunHead]),
+      );
+      const results: Array<StoredRecord | Error> = [];
+      const stored: StoredRecord[] = [];
+      for (const entry of entries) {
+        const head = heads.get(entry.run_id);
+        let sealed: StoredRecord;
+        try {
+          sealed = entry.seal({
+            seq: range.size,
+            run_seq: head === undefined ? 0 : head.run_seq + 1,
+            prev: head === undefined ? null : head.digest,
+          });
+        } catch (error) {
+          results.push(error instanceof Error ? error : new Error(String(error)));
+          continue;
         }
-        await insertRecords(client, stored, range);
-        return results;
-      });
+        range.append(sealed.leaf_hash);
+        heads.set(entry.run_id, { run_seq: sealed.record.run_seq, digest: sealed.digest });
+        stored.push(sealed);
+        results.push(sealed);
+      }
+      await client.query(`${stored.length === 0 ? '' : `${insertRecordsText(stored)};`}
+        UPDATE ledger_head SET size = ${range.size}, frontier = ${byteaArray(range.hashes)} WHERE id = 1;
+        COMMIT`);
+      return results;
     } catch (error) {
+      if (client !== undefined) await client.query('ROLLBACK').catch(() => (broken = true));
       throw this.#context.mapError(error);
+    } finally {
+      client?.release(broken);
     }
   }
 
