@@ -32,7 +32,9 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
 }
 
 /** A database of its own for one test file: its URL and how to drop it (ending its connections). */
-export async function freshDatabase(url: string): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+export async function freshDatabase(
+  url: string,
+): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const name = freshSchema('cg');
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();

@@ -215,7 +215,11 @@ export async function readServerConfig(
       const path = `${file}.store.url_env`;
       throw new CallgateError(
         'request-invalid',
-        ...located(`${path}: the variable ${parsed.store.url_env} is not set`, path, source.positionOf(['store', 'url_env'])),
+        ...located(
+          `${path}: the variable ${parsed.store.url_env} is not set`,
+          path,
+          source.positionOf(['store', 'url_env']),
+        ),
       );
     }
     config.store = url;

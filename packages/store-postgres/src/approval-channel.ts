@@ -106,7 +106,10 @@ export class PostgresApprovalChannel implements ApprovalChannel {
       return;
     }
     this.#deliver(notice.id).catch((error) =>
-      this.#logger.warn({ approval_id: notice.id, error: String(error) }, 'approval notification not delivered'),
+      this.#logger.warn(
+        { approval_id: notice.id, error: String(error) },
+        'approval notification not delivered',
+      ),
     );
   }
 
@@ -157,7 +160,9 @@ export class PostgresApprovalChannel implements ApprovalChannel {
   async #cleanup(now: number): Promise<void> {
     if (now - this.#lastCleanup < HANDOUT_GRACE_MS) return;
     this.#lastCleanup = now;
-    await this.#store.pool.query('DELETE FROM approval_handouts WHERE expires_at < $1', [now - HANDOUT_GRACE_MS]);
+    await this.#store.pool.query('DELETE FROM approval_handouts WHERE expires_at < $1', [
+      now - HANDOUT_GRACE_MS,
+    ]);
   }
 
   subscribe(listener: (event: ApprovalEvent) => void): () => void {

@@ -71,13 +71,17 @@ export function readLogKeyFile(path: string): Uint8Array {
         `log key file ${path} has mode ${(stats.mode & 0o777).toString(8)}: group or others may read it; run chmod 600 ${path}`,
       );
     const parsed = JSON.parse(readFileSync(descriptor, 'utf8')) as Record<string, unknown>;
-    const seed = typeof parsed.private_key === 'string' ? Buffer.from(parsed.private_key, 'base64url') : undefined;
+    const seed =
+      typeof parsed.private_key === 'string' ? Buffer.from(parsed.private_key, 'base64url') : undefined;
     if (parsed.v !== 1 || parsed.algorithm !== 'ed25519' || seed?.length !== 32)
       throw new Error('expected {"v":1,"algorithm":"ed25519","private_key":"<base64url of 32 bytes>"}');
     return new Uint8Array(seed);
   } catch (error) {
     if (error instanceof CallgateError) throw error;
-    throw new CallgateError('request-invalid', `log key file ${path} is malformed: ${(error as Error).message}`);
+    throw new CallgateError(
+      'request-invalid',
+      `log key file ${path} is malformed: ${(error as Error).message}`,
+    );
   } finally {
     closeSync(descriptor);
   }
@@ -96,7 +100,10 @@ export async function openSharedEngine(options: SharedEngineOptions): Promise<Sh
   let channel: PostgresApprovalChannel | undefined;
   try {
     const sequencer = store.sequencer;
-    const origin = await sequencer.claimMeta(ORIGIN_META_KEY, `callgate.local/log/${randomBytes(6).toString('hex')}`);
+    const origin = await sequencer.claimMeta(
+      ORIGIN_META_KEY,
+      `callgate.local/log/${randomBytes(6).toString('hex')}`,
+    );
     const seed =
       options.logKeyFile !== undefined
         ? readLogKeyFile(options.logKeyFile)

@@ -28,7 +28,10 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: grants and
       apiKey: deployment.keys[key] ?? '',
       timeoutMs: 60_000,
       fetch: ((input: string | URL | Request, init?: RequestInit) =>
-        undiciFetch(input as string, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch,
+        undiciFetch(
+          input as string,
+          { ...(init as object), dispatcher } as never,
+        )) as unknown as typeof fetch,
     });
 
   beforeAll(async () => {
@@ -67,7 +70,9 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: grants and
     const approval = verdicts[0]?.approval;
     expect(approval).toBeDefined();
     await reviewer.approve(approval?.id ?? '', { reason: 'ok' });
-    const state = await (agents[2] as CallgateClient).waitForApproval(approval?.id ?? '', { timeoutMs: 10_000 });
+    const state = await (agents[2] as CallgateClient).waitForApproval(approval?.id ?? '', {
+      timeoutMs: 10_000,
+    });
     expect(state.approval.status).toBe('approved');
     const token = state.grant?.token;
     expect(token).toBeDefined();
@@ -85,7 +90,9 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: grants and
     const ok = results.filter((result) => result.status === 'fulfilled');
     const refused = results.filter(
       (result) =>
-        result.status === 'rejected' && isCallgateError(result.reason) && result.reason.kind === 'grant-invalid',
+        result.status === 'rejected' &&
+        isCallgateError(result.reason) &&
+        result.reason.kind === 'grant-invalid',
     );
     expect(ok).toHaveLength(1);
     expect(refused).toHaveLength(99);
@@ -122,7 +129,9 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: grants and
           await new Promise((resolve) => setTimeout(resolve, 20 + (index % 7) * 5));
           answered.set(id, verdictOf);
           const answering = (
-            verdictOf === 'approve' ? reviewer.approve(id, { reason: 'ok' }) : reviewer.deny(id, { reason: 'no' })
+            verdictOf === 'approve'
+              ? reviewer.approve(id, { reason: 'ok' })
+              : reviewer.deny(id, { reason: 'no' })
           ).then(() => {
             acknowledged = performance.now();
           });
@@ -180,7 +189,9 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: grants and
       const report = verifyBundle(bundle, { publicKey, strict: true });
       expect(report.failures).toEqual([]);
       const records = bundle.records as LedgerRecord[];
-      expect(records.filter((record) => record.type === 'call-decision')).toHaveLength(decided.get(runId) ?? -1);
+      expect(records.filter((record) => record.type === 'call-decision')).toHaveLength(
+        decided.get(runId) ?? -1,
+      );
       const requests = records.filter((record) => record.type === 'approval-request');
       expect(requests).toHaveLength(1);
       for (const request of requests) {

@@ -96,7 +96,8 @@ export async function startReplica(
   const pid = Number(
     (await readFile(`/proc/${watchdog}/task/${watchdog}/children`, 'utf8')).trim().split(/\s+/)[0],
   );
-  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`replica ${index}: no server process under the watchdog`);
+  if (!Number.isInteger(pid) || pid <= 0)
+    throw new Error(`replica ${index}: no server process under the watchdog`);
   return {
     index,
     url,

@@ -11,7 +11,9 @@ type Print = (line: string) => void;
 const isStoreUrl = (where: string) => /^postgres(ql)?:\/\//.test(where);
 
 async function withStore<T>(dataDir: string, action: (store: Store) => Promise<T>): Promise<T> {
-  const store: Store = isStoreUrl(dataDir) ? await PostgresStore.open({ url: dataDir }) : openDataDir(dataDir).store;
+  const store: Store = isStoreUrl(dataDir)
+    ? await PostgresStore.open({ url: dataDir })
+    : openDataDir(dataDir).store;
   try {
     return await action(store);
   } finally {
@@ -90,7 +92,9 @@ export function registerKeysCommands(
       .env('CALLGATE_DATA')
       .default('.callgate');
   const storeOption = () =>
-    new Option('--store <url>', 'postgres:// URL of a shared store (instead of --data)').env('CALLGATE_STORE');
+    new Option('--store <url>', 'postgres:// URL of a shared store (instead of --data)').env(
+      'CALLGATE_STORE',
+    );
   /** Where the keys are: the shared store when given, else the data folder. */
   const where = (options: { data: string; store?: string }) => options.store ?? resolve(options.data);
   const keys = program

@@ -144,7 +144,10 @@ export function registerServeCommand(
         'postgres:// URL: keep state in PostgreSQL, shared by several replicas (default: SQLite in the data folder)',
       ).env('CALLGATE_STORE'),
     )
-    .option('--log-key <file>', 'with --store: the log key file every replica reads (default: kept in the database)')
+    .option(
+      '--log-key <file>',
+      'with --store: the log key file every replica reads (default: kept in the database)',
+    )
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default 7420)', portNumber)
     .option('--policy <file>', 'policy file (YAML); default: deny everything')

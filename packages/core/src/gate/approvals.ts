@@ -384,11 +384,13 @@ export class ApprovalCoordinator {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const heard = new Promise<ApprovalEvent | undefined>((resolve) => {
       cancel = this.#remoteWaiters.add(approval.id, resolve);
-      const live = (approval.resolved_at ?? 0) + this.#context.policy().approval.ttlMs - this.#context.clock();
+      const live =
+        (approval.resolved_at ?? 0) + this.#context.policy().approval.ttlMs - this.#context.clock();
       timer = setTimeout(() => resolve(undefined), Math.max(0, Math.min(live, HANDOUT_WAIT_MS)));
     });
     try {
-      const handout = (await channel.handout(approval.id)) ?? (await heard) ?? (await channel.handout(approval.id));
+      const handout =
+        (await channel.handout(approval.id)) ?? (await heard) ?? (await channel.handout(approval.id));
       if (handout) this.#keepHandout(approval.id, handout);
     } finally {
       cancel();

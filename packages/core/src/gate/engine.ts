@@ -10,12 +10,12 @@ import type {
   ToolSpec,
 } from '@callgate/protocol';
 import type { ApprovalPort } from '../approvals/port.js';
-import type { ApprovalChannel } from './approval-channel.js';
 import { canonicalJson } from '../json/canonical.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../json/safe-json.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Policy } from '../policy/index.js';
 import type { ApprovalQuery, RunRow, Store } from '../store/store.js';
+import type { ApprovalChannel } from './approval-channel.js';
 import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
 import { commitValue, type GateContext } from './context.js';
 import { type CallVerdict, decideCalls, type ModelMessage } from './decide.js';

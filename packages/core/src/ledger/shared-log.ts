@@ -172,8 +172,11 @@ export class SharedLog {
         });
       },
       (error: unknown) => {
+        // An unreachable store keeps its kind: the gate is unavailable, and says so.
+        const kind =
+          error instanceof CallgateError && error.kind === 'gate-unavailable' ? error.kind : 'internal';
         const failure = new CallgateError(
-          'internal',
+          kind,
           `ledger write failed, ${batch.length} record(s) not recorded: ${describe(error)}`,
           {},
           { cause: error },
@@ -234,13 +237,15 @@ export class SharedLog {
   }
 
   /**
-   * Flushes, then returns a checkpoint covering every record this engine appended: signed here
+   * Flushes, then returns a checkpoint covering every record committed so far (by any engine): signed here
    * when this engine holds (or can take) the lease, else the lease holder's next one.
    * @throws CallgateError `gate-unavailable` when no engine signed one within 15 s.
    */
   async checkpoint(): Promise<CheckpointRow | undefined> {
     await this.flush();
-    const target = this.#size;
+    // Everything committed by any engine so far, not only by this one: a run may have been
+    // continued on another replica.
+    const target = Math.max(this.#size, (await this.#sequencer.frontier()).size);
     if (target === 0) return this.#latest;
     const deadline = Date.now() + CHECKPOINT_WAIT_MS;
     for (;;) {
