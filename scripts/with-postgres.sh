@@ -29,12 +29,9 @@ find_bin() {
 bin=$(find_bin || true)
 if [ -z "$bin" ]; then
   echo "== installing PostgreSQL (Debian package postgresql)" >&2
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "PostgreSQL is not installed and this is not root: run apt-get install -y postgresql" >&2
-    exit 1
-  fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  if [ "$(id -u)" = 0 ]; then apt_get=(apt-get); else apt_get=(sudo apt-get); fi
+  "${apt_get[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive "${apt_get[@]}" install -y -qq --no-install-recommends postgresql >/dev/null
   bin=$(find_bin)
 fi
 
