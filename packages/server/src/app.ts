@@ -2,6 +2,7 @@ import { type Engine, type Logger, silentLogger } from '@callgate/core';
 import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
 import { Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
 import { DEFAULT_MCP_PROFILE } from './config.js';
 import { errorResponseOf, methodNotAllowedResponse } from './http/errors.js';
 import { Lifecycle } from './lifecycle.js';
@@ -14,7 +15,7 @@ import { mountMcp } from './routes/mcp.js';
 import { runRoutes } from './routes/runs.js';
 import { ServerContext } from './server-context.js';
 import { mountUi, uiErrorResponse } from './ui/routes.js';
-import { SessionStore } from './ui/session.js';
+import { SESSION_COOKIE, type SessionBacking, SessionStore } from './ui/session.js';
 import { attachApprovalPort, WebhookApprovalPort, type WebhookOptions } from './webhook.js';
 
 /** Options of {@link createApp}. */
@@ -46,6 +47,8 @@ export interface AppOptions {
    * it answers. `GET /v1/health` then answers 503 `gate-unavailable` with that message.
    */
   storeHealth?: () => Promise<string | undefined>;
+  /** Keeps signed-in UI sessions beyond this process (replicas share them). Default: none. */
+  sessionBacking?: SessionBacking;
 }
 
 interface AppInternals {
@@ -93,6 +96,7 @@ export function createApp(options: AppOptions): Hono {
   const sessions = new SessionStore({
     clock,
     ...(options.sessionSecret ? { secret: options.sessionSecret } : {}),
+    ...(options.sessionBacking ? { backing: options.sessionBacking } : {}),
   });
   const app = new Hono();
   const routes = apiRoutes(server);
@@ -119,6 +123,15 @@ export function createApp(options: AppOptions): Hono {
 
   app.get('/v1/openapi.json', (c) => c.json(document));
   mountRoutes(app, server, routes);
+  if (options.sessionBacking) {
+    // A session signed in on another replica is loaded first; sign-ins and sign-outs are kept
+    // before the answer leaves.
+    app.use('/ui/*', async (c, next) => {
+      await sessions.restore(getCookie(c, SESSION_COOKIE));
+      await next();
+      await sessions.settle();
+    });
+  }
   mountUi(app, server, sessions);
   if (options.gateway) mountMcp(app, server, options.gateway, options.defaultProfile ?? DEFAULT_MCP_PROFILE);
 

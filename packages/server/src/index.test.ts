@@ -19,6 +19,7 @@ describe('@callgate/server public API', () => {
         'httpStatusOf',
         'readPolicyFile',
         'readServerConfig',
+        'sessionIdHash',
         'startServer',
         'verifyWebhookSignature',
         'webhookSignature',

@@ -13,6 +13,8 @@ export type { CreatedApiKey } from './keys.js';
 export { API_KEY_PATTERN, apiKeyHash, createApiKey } from './keys.js';
 export type { RunningServer, StartServerOptions } from './start.js';
 export { startServer } from './start.js';
+export type { Session, SessionBacking } from './ui/session.js';
+export { sessionIdHash } from './ui/session.js';
 export { SERVER_VERSION } from './version.js';
 export type { WebhookOptions } from './webhook.js';
 export {

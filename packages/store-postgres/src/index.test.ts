@@ -8,6 +8,7 @@ describe('@callgate/store-postgres public API', () => {
         "MIGRATIONS",
         "PostgresApprovalChannel",
         "PostgresSequencer",
+        "PostgresSessionBacking",
         "PostgresStore",
         "SCHEMA_VERSION",
         "openSharedEngine",

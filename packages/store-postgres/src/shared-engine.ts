@@ -17,6 +17,7 @@ import { CallgateError } from '@callgate/protocol';
 import { PostgresApprovalChannel } from './approval-channel.js';
 import type { PostgresStoreOptions } from './database.js';
 import { PostgresStore } from './postgres-store.js';
+import { PostgresSessionBacking } from './session-backing.js';
 
 /** Meta keys of the log's identity in the database. */
 const ORIGIN_META_KEY = 'ledger:origin';
@@ -45,6 +46,8 @@ export interface SharedEngine {
   store: PostgresStore;
   ledger: Ledger;
   channel: PostgresApprovalChannel;
+  /** Signed-in UI sessions in the database (pass as the server's `sessionBacking`). */
+  sessions: PostgresSessionBacking;
   origin: string;
   verifierKey: string;
   /** A problem with the database, in words, or undefined when it answers (for health checks). */
@@ -143,6 +146,7 @@ export async function openSharedEngine(options: SharedEngineOptions): Promise<Sh
       store,
       ledger,
       channel: opened,
+      sessions: new PostgresSessionBacking(store),
       origin,
       verifierKey: signer.verifierKey,
       async health() {

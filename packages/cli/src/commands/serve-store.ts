@@ -2,6 +2,7 @@
 // server), or PostgreSQL shared by several server replicas (`--store postgres://…`).
 import type { Engine, Logger, Policy, Store, ToolSpec } from '@callgate/core';
 import { CallgateError } from '@callgate/protocol';
+import type { SessionBacking } from '@callgate/server';
 import { openSharedEngine } from '@callgate/store-postgres';
 import { openEmbedded } from '@callgate/store-sqlite';
 
@@ -16,6 +17,8 @@ export interface ServeEngine {
   keysHint: string;
   /** What is wrong with a shared store, if anything (health); absent for SQLite. */
   storeHealth?: () => Promise<string | undefined>;
+  /** Where signed-in UI sessions are kept besides the process (PostgreSQL). */
+  sessionBacking?: SessionBacking;
   close(): Promise<void>;
 }
 
@@ -61,6 +64,7 @@ export async function openServeEngine(options: ServeEngineOptions): Promise<Serv
       where: `${shared.store.where} (schema ${shared.store.schema}, shared by every replica)`,
       keysHint: `--store '${shared.store.where}'`,
       storeHealth: () => shared.health(),
+      sessionBacking: shared.sessions,
       close: () => shared.close(),
     };
   }

@@ -73,6 +73,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
         gateway,
         defaultProfile,
         ...(embedded.storeHealth ? { storeHealth: embedded.storeHealth } : {}),
+        ...(embedded.sessionBacking ? { sessionBacking: embedded.sessionBacking } : {}),
         ...(config.webhook ? { webhook: config.webhook } : {}),
       },
       host,
