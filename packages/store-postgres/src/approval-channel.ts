@@ -48,6 +48,7 @@ export class PostgresApprovalChannel implements ApprovalChannel {
     this.#store = store;
     this.#logger = options.logger ?? silentLogger;
     this.#channel = `callgate_approvals_${store.schema}`;
+    store.onClose(() => this.close());
   }
 
   /**

@@ -74,6 +74,8 @@ export class PostgresStore implements Store {
   readonly #config: pg.ClientConfig;
   #closed = false;
   #appends: Promise<void> = Promise.resolve();
+  /** Connections of other parts (e.g. notifications) to end with the store. */
+  readonly #closers = new Set<() => Promise<void>>();
 
   private constructor(pool: pg.Pool, options: PostgresStoreOptions, schema: string, config: pg.ClientConfig) {
     this.pool = pool;
@@ -479,10 +481,16 @@ export class PostgresStore implements Store {
     );
   }
 
+  /** Registers `close` to run when the store closes (a dedicated connection of another part). */
+  onClose(close: () => Promise<void>): void {
+    this.#closers.add(close);
+  }
+
   /** Gives up the checkpoint lease and closes every connection. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const close of this.#closers) await close().catch(() => {});
     await this.sequencer.releaseLease();
     await this.pool.end();
   }
