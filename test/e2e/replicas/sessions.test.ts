@@ -51,6 +51,29 @@ describe.skipIf(url === undefined)('UI sessions across replicas', () => {
     expect(signIn.status).toBe(303);
     const cookie = sessionCookie(signIn);
 
+    // The inbox on the other replica hears of an approval created on the first one (SSE).
+    const events = new AbortController();
+    const stream = await fetch(`${second.url}/ui/events`, { headers: { cookie }, signal: events.signal });
+    expect(stream.status).toBe(200);
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    const heard = (needle: string) =>
+      (async () => {
+        while (!text.includes(needle)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the event stream ended before ${needle}`);
+          text += new TextDecoder().decode(value);
+        }
+      })();
+    await heard('event: ready');
+    const early = new CallgateClient({ url: first.url, apiKey: deployment.keys.agent ?? '' });
+    const earlyRun = await early.startRun({ framework: 'sessions' });
+    const asked = await early.decide(earlyRun.run_id, [
+      { id: 'early', tool: 'send_invoice', arguments: { to: 'acme', amount: 7000 } },
+    ]);
+    await heard(`"id":"${asked.verdicts[0]?.approval?.id}","status":"pending"`);
+    events.abort();
+
     await first.kill();
 
     const inbox = await fetch(`${second.url}/ui/approvals`, { headers: { cookie }, redirect: 'manual' });
