@@ -52,6 +52,32 @@ export class RemoteWaiters {
     };
   }
 
+  /**
+   * The next event of `approvalId`, or undefined after `ms` or when `signal` aborts. Registered
+   * at once: read the store after calling this, and an event in between is not missed. Call
+   * `cancel` when done.
+   */
+  next(
+    approvalId: string,
+    options: { ms: number; signal?: AbortSignal | undefined },
+  ): { event: Promise<ApprovalEvent | undefined>; cancel: () => void } {
+    let remove = () => {};
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onAbort = () => {};
+    const event = new Promise<ApprovalEvent | undefined>((resolve) => {
+      remove = this.add(approvalId, resolve);
+      timer = setTimeout(() => resolve(undefined), Math.max(0, options.ms));
+      onAbort = () => resolve(undefined);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    const cancel = () => {
+      remove();
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    };
+    return { event, cancel };
+  }
+
   /** Wakes every waiter of the event's approval. */
   wake(event: ApprovalEvent): void {
     const set = this.#waiters.get(event.approval.id);

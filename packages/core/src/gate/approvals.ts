@@ -380,21 +380,14 @@ export class ApprovalCoordinator {
       return this.#state(approval);
     // The answering engine stores the approval's status before its hand-out: while its grant may
     // still be live, wait for the hand-out (registered first, so that its event is not missed).
-    let cancel = () => {};
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const heard = new Promise<ApprovalEvent | undefined>((resolve) => {
-      cancel = this.#remoteWaiters.add(approval.id, resolve);
-      const live =
-        (approval.resolved_at ?? 0) + this.#context.policy().approval.ttlMs - this.#context.clock();
-      timer = setTimeout(() => resolve(undefined), Math.max(0, Math.min(live, HANDOUT_WAIT_MS)));
-    });
+    const live = (approval.resolved_at ?? 0) + this.#context.policy().approval.ttlMs - this.#context.clock();
+    const next = this.#remoteWaiters.next(approval.id, { ms: Math.min(live, HANDOUT_WAIT_MS) });
     try {
       const handout =
-        (await channel.handout(approval.id)) ?? (await heard) ?? (await channel.handout(approval.id));
+        (await channel.handout(approval.id)) ?? (await next.event) ?? (await channel.handout(approval.id));
       if (handout) this.#keepHandout(approval.id, handout);
     } finally {
-      cancel();
-      clearTimeout(timer);
+      next.cancel();
     }
     return this.#state(approval);
   }
@@ -408,33 +401,20 @@ export class ApprovalCoordinator {
     pending: Approval,
     options: { waitMs?: number; signal?: AbortSignal },
   ): Promise<ApprovalState> {
-    let cancel = () => {};
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let onAbort = () => {};
-    const heard = new Promise<Approval>((resolve) => {
-      cancel = this.#remoteWaiters.add(pending.id, (event) => resolve(event.approval));
-      timer = setTimeout(() => resolve(pending), options.waitMs);
-      onAbort = () => resolve(pending);
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    const next = this.#remoteWaiters.next(pending.id, { ms: options.waitMs ?? 0, signal: options.signal });
     try {
       const again = await this.#context.store.getApproval(pending.id);
       if (again && again.status !== 'pending') return await this.#handedOut(again);
-      const approval = await heard;
-      if (approval.status === 'pending') {
-        // Expired while nobody else was watching it (its creator may be gone).
-        if (approval.expires_at <= this.#context.clock()) {
-          const expired = await this.expire(approval.id);
-          if (expired) return expired;
-        }
-        const latest = await this.#context.store.getApproval(approval.id);
-        return this.#handedOut(latest ?? approval);
+      const approval = (await next.event)?.approval ?? pending;
+      if (approval.status !== 'pending') return await this.#handedOut(approval);
+      // Expired while nobody else was watching it (its creator may be gone).
+      if (approval.expires_at <= this.#context.clock()) {
+        const expired = await this.expire(approval.id);
+        if (expired) return expired;
       }
-      return await this.#handedOut(approval);
+      return await this.#handedOut((await this.#context.store.getApproval(approval.id)) ?? approval);
     } finally {
-      cancel();
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      next.cancel();
     }
   }
 
