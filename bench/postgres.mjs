@@ -63,7 +63,10 @@ async function admin(text) {
 }
 
 function callgate(args, env = {}) {
-  return execFileSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  return execFileSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
 }
 
 /** Starts `callgate serve` and resolves with its URL and a stop function. */
@@ -112,14 +115,21 @@ async function deploy(kind, replicas) {
     own.pathname = `/${database}`;
     where = ['--store', own.toString()];
   }
-  const agentKey = /\b(cg_[A-Za-z0-9_-]{43})\b/.exec(callgate(['keys', 'create', '--role', 'agent', '--name', 'agent', ...where]))[1];
+  const agentKey = /\b(cg_[A-Za-z0-9_-]{43})\b/.exec(
+    callgate(['keys', 'create', '--role', 'agent', '--name', 'agent', ...where]),
+  )[1];
   const reviewerKey = /\b(cg_[A-Za-z0-9_-]{43})\b/.exec(
     callgate(['keys', 'create', '--role', 'reviewer', '--name', 'reviewer', ...where]),
   )[1];
   const servers = [];
   for (let index = 0; index < replicas; index++) servers.push(await serve(dir, where));
   const client = (index, key) =>
-    new CallgateClient({ url: servers[index % servers.length].url, apiKey: key, timeoutMs: 60_000, fetch: fetchWith });
+    new CallgateClient({
+      url: servers[index % servers.length].url,
+      apiKey: key,
+      timeoutMs: 60_000,
+      fetch: fetchWith,
+    });
   return {
     database,
     agents: servers.map((_, index) => client(index, agentKey)),
@@ -180,11 +190,10 @@ async function wakeLatency(deployment) {
       { id: 'pay', tool: 'send_invoice', arguments: { to: 'acme', amount: index } },
     ]);
     const id = verdicts[0].approval.id;
-    let acknowledged;
     const waiting = agent.waitForApproval(id, { timeoutMs: 30_000 }).then(() => performance.now());
     await new Promise((resolve) => setTimeout(resolve, 20));
     await reviewer.approve(id);
-    acknowledged = performance.now();
+    const acknowledged = performance.now();
     samples.push(Math.max(0, (await waiting) - acknowledged));
   }
   samples.sort((a, b) => a - b);
@@ -218,19 +227,24 @@ async function lockWaits(database, work) {
 const rows = [];
 function record(name, value, target) {
   rows.push({ name, value, target, load: load() });
-  console.log(`${name.padEnd(60)}${String(value).padStart(14)}   load ${load().toFixed(2).padStart(5)}   ${target ?? ''}`);
+  console.log(
+    `${name.padEnd(60)}${String(value).padStart(14)}   load ${load().toFixed(2).padStart(5)}   ${target ?? ''}`,
+  );
 }
 
 const info = machine();
 console.log(`callgate PostgreSQL bench: ${info.cpu}, ${info.cores} cores, Node ${info.node}, ${info.date}`);
-console.log(`${CONCURRENCY} concurrent agents for ${SECONDS} s per throughput figure; ${SEQUENTIAL} sequential calls per latency figure`);
+console.log(
+  `${CONCURRENCY} concurrent agents for ${SECONDS} s per throughput figure; ${SEQUENTIAL} sequential calls per latency figure`,
+);
 for (let round = 1; round <= 2; round++) {
   for (const [kind, replicas] of [
     ['sqlite', 1],
     ['postgres', 1],
     ['postgres', 3],
   ]) {
-    const label = kind === 'sqlite' ? 'SQLite, 1 server' : `PostgreSQL, ${replicas} replica${replicas > 1 ? 's' : ''}`;
+    const label =
+      kind === 'sqlite' ? 'SQLite, 1 server' : `PostgreSQL, ${replicas} replica${replicas > 1 ? 's' : ''}`;
     const deployment = await deploy(kind, replicas);
     try {
       if (kind === 'postgres' && replicas === 3) {
@@ -242,7 +256,11 @@ for (let round = 1; round <= 2; round++) {
         );
       } else record(`round ${round} ${label}: gated calls/s`, await gatedCallsPerSecond(deployment));
       const { p50, p99 } = await allowPath(deployment);
-      record(`round ${round} ${label}: allow path p50 / p99 ms`, `${p50.toFixed(2)} / ${p99.toFixed(2)}`, kind === 'postgres' ? 'p99 ≤ 5 ms' : '');
+      record(
+        `round ${round} ${label}: allow path p50 / p99 ms`,
+        `${p50.toFixed(2)} / ${p99.toFixed(2)}`,
+        kind === 'postgres' ? 'p99 ≤ 5 ms' : '',
+      );
       if (kind === 'postgres' && replicas === 3) {
         const wake = await wakeLatency(deployment);
         record(
