@@ -64,6 +64,27 @@ export function describeUrl(url: string): string {
 }
 
 /**
+ * Codes of a database that cannot be reached: Node's socket errors, and PostgreSQL's
+ * admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections and
+ * object_not_in_prerequisite_state (a database not accepting connections); SQLSTATE class 08
+ * (connection exceptions) is matched as a class.
+ */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
+
+/**
  * The error of a failed connection or query, as callgate reports it: unreachable database →
  * `gate-unavailable` (the gate fails closed and says why); a unique violation → `conflict`.
  */
@@ -71,17 +92,13 @@ export function storeError(error: unknown, where: string, conflict?: string): un
   const code = (error as { code?: string } | undefined)?.code;
   if (code === '23505' && conflict !== undefined)
     return new CallgateError('conflict', conflict, {}, { cause: error });
+  const message = error instanceof Error ? error.message : '';
   if (
-    code === 'ECONNREFUSED' ||
-    code === 'ENOTFOUND' ||
-    code === 'ETIMEDOUT' ||
-    code === 'ECONNRESET' ||
-    code === '57P01' ||
-    code === '57P03' ||
-    code === '08006' ||
-    code === '08001' ||
-    (error instanceof Error &&
-      /timeout|Connection terminated|not queryable|Client was closed/i.test(error.message))
+    (code !== undefined && UNREACHABLE_CODES.has(code)) ||
+    (code !== undefined && code.startsWith('08')) ||
+    /timeout|Connection terminated|not queryable|Client was closed|not currently accepting connections/i.test(
+      message,
+    )
   ) {
     return new CallgateError(
       'gate-unavailable',

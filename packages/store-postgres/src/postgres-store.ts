@@ -44,10 +44,6 @@ import {
 import { migrate } from './schema.js';
 import { insertCheckpoint, insertRecords, lockHead, PostgresSequencer, transaction } from './sequencer.js';
 
-const CALL_UPDATE = CALL_COLUMNS.split(', ')
-  .map((column) => `${column} = excluded.${column}`)
-  .join(', ');
-
 /**
  * The {@link Store} several callgate servers share: PostgreSQL through `pg` (node-postgres).
  *
@@ -191,13 +187,13 @@ export class PostgresStore implements Store {
     ]);
   }
 
+  /**
+   * Upserts the call's row in the transaction of the ledger's next append (see
+   * {@link PostgresSequencer.deferCall}): a decided call is durable together with its records.
+   */
   async putCall(call: CallRow): Promise<void> {
-    const values = callValues(call);
-    await this.#query(
-      `INSERT INTO calls (${CALL_COLUMNS}) VALUES (${parameters(CALL_COLUMNS)})
-       ON CONFLICT (run_id, call_id, attempt) DO UPDATE SET ${CALL_UPDATE}`,
-      values,
-    );
+    if (this.#closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
+    await this.sequencer.deferCall(callValues(call));
   }
   async listCalls(runId: string): Promise<CallRow[]> {
     const { rows } = await this.#query(

@@ -14,7 +14,11 @@ import {
 } from '@callgate/core';
 import { CallgateError } from '@callgate/protocol';
 import pg from 'pg';
-import { rowToCheckpoint, toBuffer } from './rows.js';
+import { CALL_COLUMNS, rowToCheckpoint, toBuffer } from './rows.js';
+
+const CALL_UPDATE = CALL_COLUMNS.split(', ')
+  .map((column) => `${column} = excluded.${column}`)
+  .join(', ');
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
@@ -108,9 +112,35 @@ function insertRecordsText(records: StoredRecord[]): string {
   return `INSERT INTO records (seq, run_id, run_seq, type, canonical, leaf_hash, digest) VALUES ${rows.join(', ')}`;
 }
 
+interface PendingCall {
+  values: unknown[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** A SQL literal of a row value: text escaped, integers and booleans as such, null as NULL. */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new RangeError(`not an integer column value: ${value}`);
+    return String(value);
+  }
+  return pg.escapeLiteral(String(value));
+}
+
+/** The upsert of one `calls` row, values as literals (for a multi-statement query). */
+function upsertCallText(values: unknown[]): string {
+  return `INSERT INTO calls (${CALL_COLUMNS}) VALUES (${values.map(literal).join(', ')})
+    ON CONFLICT (run_id, call_id, attempt) DO UPDATE SET ${CALL_UPDATE}`;
+}
+
 /** The PostgreSQL {@link LogSequencer}; see the file header. */
 export class PostgresSequencer implements LogSequencer {
   readonly #context: SequencerContext;
+  /** Call rows waiting for the next append's transaction (see {@link deferCall}). */
+  #pendingCalls: PendingCall[] = [];
+  #appending = 0;
   #lease: pg.Client | undefined;
   #leaseHeld = false;
   #leaseTaking: Promise<boolean> | undefined;
@@ -128,6 +158,9 @@ export class PostgresSequencer implements LogSequencer {
     if (entries.length === 0) return [];
     let client: pg.PoolClient | undefined;
     let broken = false;
+    // The call rows written so far commit with these records, never before them.
+    const calls = this.#pendingCalls.splice(0);
+    this.#appending++;
     try {
       client = await this.#context.pool.connect();
       const runIds = [...new Set(entries.map((entry) => entry.run_id))];
@@ -167,14 +200,48 @@ export class PostgresSequencer implements LogSequencer {
         results.push(sealed);
       }
       await client.query(`${stored.length === 0 ? '' : `${insertRecordsText(stored)};`}
+        ${calls.map((call) => `${upsertCallText(call.values)};`).join('\n')}
         UPDATE ledger_head SET size = ${range.size}, frontier = ${byteaArray(range.hashes)} WHERE id = 1;
         COMMIT`);
+      for (const call of calls) call.resolve();
       return results;
     } catch (error) {
       if (client !== undefined) await client.query('ROLLBACK').catch(() => (broken = true));
-      throw this.#context.mapError(error);
+      const mapped = this.#context.mapError(error);
+      for (const call of calls) call.reject(mapped);
+      throw mapped;
     } finally {
       client?.release(broken);
+      this.#appending--;
+      if (this.#pendingCalls.length > 0) setImmediate(() => this.#flushCalls());
+    }
+  }
+
+  /**
+   * Upserts a `calls` row (values in CALL_COLUMNS order) in the transaction of the next append,
+   * so that a call's row is never durable without the records written with it (a crash between
+   * two commits would leave a decided call the ledger never recorded). When no append comes in
+   * this turn of the event loop, it commits on its own. Resolves once committed.
+   */
+  deferCall(values: unknown[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pendingCalls.push({ values, resolve, reject });
+      if (this.#pendingCalls.length === 1) setImmediate(() => this.#flushCalls());
+    });
+  }
+
+  /** Commits the waiting call rows on their own, unless an append is under way (it takes them). */
+  async #flushCalls(): Promise<void> {
+    if (this.#appending > 0 || this.#pendingCalls.length === 0) return;
+    const calls = this.#pendingCalls.splice(0);
+    try {
+      await this.#context.pool.query(
+        `BEGIN;\n${calls.map((call) => `${upsertCallText(call.values)};`).join('\n')}\nCOMMIT`,
+      );
+      for (const call of calls) call.resolve();
+    } catch (error) {
+      const mapped = this.#context.mapError(error);
+      for (const call of calls) call.reject(mapped);
     }
   }
 
