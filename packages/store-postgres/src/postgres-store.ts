@@ -42,7 +42,15 @@ import {
   runValues,
 } from './rows.js';
 import { migrate } from './schema.js';
-import { insertCheckpoint, insertRecords, lockHead, PostgresSequencer, transaction } from './sequencer.js';
+import {
+  insertCheckpoint,
+  insertRecords,
+  literal,
+  lockHead,
+  PostgresSequencer,
+  transaction,
+  upsertCallText,
+} from './sequencer.js';
 
 /**
  * The {@link Store} several callgate servers share: PostgreSQL through `pg` (node-postgres).
@@ -189,11 +197,11 @@ export class PostgresStore implements Store {
 
   /**
    * Upserts the call's row in the transaction of the ledger's next append (see
-   * {@link PostgresSequencer.deferCall}): a decided call is durable together with its records.
+   * {@link PostgresSequencer.defer}): a decided call is durable together with its records.
    */
   async putCall(call: CallRow): Promise<void> {
     if (this.#closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
-    await this.sequencer.deferCall(callValues(call));
+    await this.sequencer.defer(upsertCallText(callValues(call)));
   }
   async listCalls(runId: string): Promise<CallRow[]> {
     const { rows } = await this.#query(
@@ -210,10 +218,16 @@ export class PostgresStore implements Store {
     return rows[0] && rowToCall(rows[0]);
   }
 
+  /**
+   * Inserts the approval in the transaction of the ledger's next append (its `approval-request`
+   * record): an approval is never durable without its record.
+   * @throws CallgateError `conflict` when an approval with its id exists.
+   */
   async createApproval(approval: Approval): Promise<void> {
-    await this.#query(
-      `INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (${parameters(APPROVAL_COLUMNS)})`,
-      approvalValues(approval),
+    if (this.#closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
+    await this.sequencer.defer(
+      `INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (${approvalValues(approval).map(literal).join(', ')})
+       ON CONFLICT (id) DO NOTHING`,
       `approval ${approval.id} exists`,
     );
   }

@@ -112,14 +112,26 @@ function insertRecordsText(records: StoredRecord[]): string {
   return `INSERT INTO records (seq, run_id, run_seq, type, canonical, leaf_hash, digest) VALUES ${rows.join(', ')}`;
 }
 
-interface PendingCall {
-  values: unknown[];
+/** A row write waiting for the next append's transaction: one SQL statement with literal values. */
+interface PendingWrite {
+  statement: string;
+  /** When set, the statement must change a row, else the write rejects with `conflict` and this message. */
+  conflict?: string;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
+/** Settles deferred writes from their statements' results (rowCount 0 → conflict when asked). */
+function settle(writes: PendingWrite[], results: pg.QueryResult[]): void {
+  writes.forEach((write, index) => {
+    if (write.conflict !== undefined && results[index]?.rowCount === 0)
+      write.reject(new CallgateError('conflict', write.conflict));
+    else write.resolve();
+  });
+}
+
 /** A SQL literal of a row value: text escaped, integers and booleans as such, null as NULL. */
-function literal(value: unknown): string {
+export function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
   if (typeof value === 'number') {
@@ -130,7 +142,7 @@ function literal(value: unknown): string {
 }
 
 /** The upsert of one `calls` row, values as literals (for a multi-statement query). */
-function upsertCallText(values: unknown[]): string {
+export function upsertCallText(values: unknown[]): string {
   return `INSERT INTO calls (${CALL_COLUMNS}) VALUES (${values.map(literal).join(', ')})
     ON CONFLICT (run_id, call_id, attempt) DO UPDATE SET ${CALL_UPDATE}`;
 }
@@ -138,8 +150,8 @@ function upsertCallText(values: unknown[]): string {
 /** The PostgreSQL {@link LogSequencer}; see the file header. */
 export class PostgresSequencer implements LogSequencer {
   readonly #context: SequencerContext;
-  /** Call rows waiting for the next append's transaction (see {@link deferCall}). */
-  #pendingCalls: PendingCall[] = [];
+  /** Row writes waiting for the next append's transaction (see {@link defer}). */
+  #pending: PendingWrite[] = [];
   #appending = 0;
   #lease: pg.Client | undefined;
   #leaseHeld = false;
@@ -159,7 +171,7 @@ export class PostgresSequencer implements LogSequencer {
     let client: pg.PoolClient | undefined;
     let broken = false;
     // The call rows written so far commit with these records, never before them.
-    const calls = this.#pendingCalls.splice(0);
+    const writes = this.#pending.splice(0);
     this.#appending++;
     try {
       client = await this.#context.pool.connect();
@@ -199,49 +211,55 @@ export class PostgresSequencer implements LogSequencer {
         stored.push(sealed);
         results.push(sealed);
       }
-      await client.query(`${stored.length === 0 ? '' : `${insertRecordsText(stored)};`}
-        ${calls.map((call) => `${upsertCallText(call.values)};`).join('\n')}
-        UPDATE ledger_head SET size = ${range.size}, frontier = ${byteaArray(range.hashes)} WHERE id = 1;
-        COMMIT`);
-      for (const call of calls) call.resolve();
+      const written = (await client.query(
+        [
+          ...(stored.length === 0 ? [] : [insertRecordsText(stored)]),
+          ...writes.map((write) => write.statement),
+          `UPDATE ledger_head SET size = ${range.size}, frontier = ${byteaArray(range.hashes)} WHERE id = 1`,
+          'COMMIT',
+        ].join(';\n'),
+      )) as unknown as pg.QueryResult[];
+      settle(writes, written.slice(stored.length === 0 ? 0 : 1));
       return results;
     } catch (error) {
       if (client !== undefined) await client.query('ROLLBACK').catch(() => (broken = true));
       const mapped = this.#context.mapError(error);
-      for (const call of calls) call.reject(mapped);
+      for (const write of writes) write.reject(mapped);
       throw mapped;
     } finally {
       client?.release(broken);
       this.#appending--;
-      if (this.#pendingCalls.length > 0) setImmediate(() => this.#flushCalls());
+      if (this.#pending.length > 0) setImmediate(() => this.#flush());
     }
   }
 
   /**
-   * Upserts a `calls` row (values in CALL_COLUMNS order) in the transaction of the next append,
-   * so that a call's row is never durable without the records written with it (a crash between
-   * two commits would leave a decided call the ledger never recorded). When no append comes in
-   * this turn of the event loop, it commits on its own. Resolves once committed.
+   * Runs a row write (one statement, values as literals) in the transaction of the next append,
+   * so that the row is never durable without the records written with it in the same turn (a
+   * crash between two commits would leave e.g. a decided call, or an approval, the ledger never
+   * recorded). When no append takes it in this turn of the event loop, it commits on its own.
+   * With `conflict`, a statement that changed no row rejects with CallgateError `conflict`.
+   * Resolves once committed.
    */
-  deferCall(values: unknown[]): Promise<void> {
+  defer(statement: string, conflict?: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#pendingCalls.push({ values, resolve, reject });
-      if (this.#pendingCalls.length === 1) setImmediate(() => this.#flushCalls());
+      this.#pending.push({ statement, resolve, reject, ...(conflict !== undefined ? { conflict } : {}) });
+      if (this.#pending.length === 1) setImmediate(() => this.#flush());
     });
   }
 
-  /** Commits the waiting call rows on their own, unless an append is under way (it takes them). */
-  async #flushCalls(): Promise<void> {
-    if (this.#appending > 0 || this.#pendingCalls.length === 0) return;
-    const calls = this.#pendingCalls.splice(0);
+  /** Commits the waiting writes on their own, unless an append is under way (it takes them). */
+  async #flush(): Promise<void> {
+    if (this.#appending > 0 || this.#pending.length === 0) return;
+    const writes = this.#pending.splice(0);
     try {
-      await this.#context.pool.query(
-        `BEGIN;\n${calls.map((call) => `${upsertCallText(call.values)};`).join('\n')}\nCOMMIT`,
-      );
-      for (const call of calls) call.resolve();
+      const results = (await this.#context.pool.query(
+        ['BEGIN', ...writes.map((write) => write.statement), 'COMMIT'].join(';\n'),
+      )) as unknown as pg.QueryResult[];
+      settle(writes, results.slice(1));
     } catch (error) {
       const mapped = this.#context.mapError(error);
-      for (const call of calls) call.reject(mapped);
+      for (const write of writes) write.reject(mapped);
     }
   }
 
