@@ -132,13 +132,15 @@ export async function startDeployment(options: {
   count: number;
   keys: Record<string, 'agent' | 'reviewer' | 'admin'>;
   policy?: string;
+  /** The rest of callgate.yaml (default: the server harness's tools). */
+  config?: string;
   args?: string[];
 }): Promise<Deployment> {
   const dir = await mkdtemp(join(tmpdir(), 'callgate-e2e-replicas-'));
   await writeFile(join(dir, 'policy.yaml'), options.policy ?? POLICY_YAML);
   await writeFile(
     join(dir, 'callgate.yaml'),
-    `policy: policy.yaml\nstore: { url_env: CALLGATE_REPLICA_STORE }\nhost: 127.0.0.1\nport: 0\n${TOOLS_YAML}`,
+    `policy: policy.yaml\nstore: { url_env: CALLGATE_REPLICA_STORE }\nhost: 127.0.0.1\nport: 0\n${options.config ?? TOOLS_YAML}`,
   );
   const env = { CALLGATE_REPLICA_STORE: options.storeUrl };
   const keys = await createKeys(options.storeUrl, options.keys);
