@@ -1,6 +1,6 @@
 import { isCallgateError } from '@callgate/core';
 import { describe, expect, it } from 'vitest';
-import { checkSchemaName, describeUrl, storeError } from './database.js';
+import { checkSchemaName, clientConfig, describeUrl, durabilityOf, storeError } from './database.js';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -37,5 +37,23 @@ describe('PostgreSQL errors in callgate words', () => {
     expect(checkSchemaName('callgate_2')).toBe('callgate_2');
     for (const bad of ['Callgate', 'a;drop', '1abc', '', 'x'.repeat(64)])
       expect(() => checkSchemaName(bad)).toThrow(/schema/);
+  });
+});
+
+describe('connection settings', () => {
+  it('keeps the URL’s own options beside the schema’s search_path', () => {
+    const config = clientConfig(
+      { url: 'postgres://gate@db:5432/gate?options=-c%20synchronous_commit%3Doff&sslmode=disable' },
+      'callgate',
+    );
+    expect(config.options).toBe('-c synchronous_commit=off -c search_path=callgate');
+    expect(config.connectionString).toBe('postgres://gate@db:5432/gate?sslmode=disable');
+    expect(clientConfig({ url: 'postgres://db/gate' }, 's').options).toBe('-c search_path=s');
+  });
+
+  it('names the durability of a commit in the Store’s words', () => {
+    expect(durabilityOf('off')).toBe('NORMAL');
+    for (const value of ['on', 'local', 'remote_write', 'remote_apply', undefined])
+      expect(durabilityOf(value)).toBe('FULL');
   });
 });

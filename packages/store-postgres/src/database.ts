@@ -40,16 +40,40 @@ const types = {
   },
 };
 
-/** The `pg` client settings of a store: search_path set to its schema at connection time. */
+/**
+ * The `pg` client settings of a store: search_path set to its schema at connection time, after
+ * the URL's own `options` (libpq's `?options=-c name=value …`, e.g. `-c synchronous_commit=off`),
+ * which are kept: pg would otherwise let the URL's replace the schema's.
+ */
 export function clientConfig(options: PostgresStoreOptions, schema: string): pg.ClientConfig {
+  let connectionString = options.url;
+  let extra = '';
+  try {
+    const parsed = new URL(options.url);
+    extra = parsed.searchParams.get('options') ?? '';
+    parsed.searchParams.delete('options');
+    connectionString = parsed.toString();
+  } catch {
+    // Not a URL (a libpq keyword string): pg parses it as is.
+  }
   return {
-    connectionString: options.url,
+    connectionString,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-    options: `-c search_path=${schema}`,
+    options: `${extra ? `${extra} ` : ''}-c search_path=${schema}`,
     types,
     application_name: 'callgate',
     keepAlive: true,
   };
+}
+
+/**
+ * The durability PostgreSQL gives a commit, in the Store's words: `FULL` when a commit is
+ * acknowledged after its WAL is flushed (`synchronous_commit` on, local, remote_write or
+ * remote_apply), `NORMAL` when it is acknowledged before (`off`: a replica's crash loses nothing,
+ * PostgreSQL's own crash may lose the last commits, like SQLite's NORMAL in WAL mode).
+ */
+export function durabilityOf(synchronousCommit: string | undefined): 'NORMAL' | 'FULL' {
+  return synchronousCommit === 'off' ? 'NORMAL' : 'FULL';
 }
 
 /** Where `url` points, without its password (for messages). */

@@ -18,6 +18,7 @@ import {
   checkSchemaName,
   clientConfig,
   describeUrl,
+  durabilityOf,
   type PostgresStoreOptions,
   storeError,
 } from './database.js';
@@ -67,7 +68,8 @@ import {
  * a second checkpoint of one size with another root with `ledger-invalid`.
  */
 export class PostgresStore implements Store {
-  readonly synchronous = 'FULL' as const;
+  /** What an acknowledged write survives (see {@link durabilityOf}); read from the server at open. */
+  synchronous: 'NORMAL' | 'FULL' = 'FULL';
   readonly sequencer: PostgresSequencer;
   /** The schema holding the tables. */
   readonly schema: string;
@@ -113,6 +115,8 @@ export class PostgresStore implements Store {
       const client = await pool.connect();
       try {
         await migrate(client, schema, `callgate:${schema}:migrations`);
+        const { rows } = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+        store.synchronous = durabilityOf(rows[0]?.synchronous_commit);
       } finally {
         client.release();
       }
