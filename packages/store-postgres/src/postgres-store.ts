@@ -49,6 +49,7 @@ import {
   literal,
   lockHead,
   PostgresSequencer,
+  script,
   transaction,
   upsertCallText,
 } from './sequencer.js';
@@ -288,12 +289,25 @@ export class PostgresStore implements Store {
     return rows[0] && rowToApproval(rows[0]);
   }
 
+  /**
+   * Stores a new grant, committed without waiting for the WAL flush (`synchronous_commit = off`
+   * for this transaction only): losing a grant to PostgreSQL's own crash can only refuse a call
+   * (its consume finds nothing), never let one run, so a grant need not pay a flush. Consuming a
+   * grant stays fully durable.
+   * @throws CallgateError `conflict` when a grant with its token hash exists.
+   */
   async putGrant(grant: StoredGrant): Promise<void> {
-    await this.#query(
-      `INSERT INTO grants (${GRANT_COLUMNS}) VALUES (${parameters(GRANT_COLUMNS)})`,
-      grantValues(grant),
-      'a grant with this token hash exists',
-    );
+    if (this.#closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
+    try {
+      await script(
+        this.pool,
+        `BEGIN; SET LOCAL synchronous_commit = off;
+         INSERT INTO grants (${GRANT_COLUMNS}) VALUES (${grantValues(grant).map(literal).join(', ')});
+         COMMIT`,
+      );
+    } catch (error) {
+      throw this.#error(error, 'a grant with this token hash exists');
+    }
   }
   /** One conditional UPDATE: of many concurrent consumers, on any server, exactly one gets the grant. */
   async consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined> {

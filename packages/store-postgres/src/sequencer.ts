@@ -57,6 +57,27 @@ export async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient
   }
 }
 
+/**
+ * Runs a multi-statement text holding its own BEGIN … COMMIT on a pooled connection. On an error
+ * PostgreSQL skips the rest and leaves the transaction aborted: it is rolled back here before the
+ * connection returns to the pool. Returns one result per statement.
+ */
+export async function script(pool: pg.Pool, text: string): Promise<pg.QueryResult[]> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    const results = (await client.query(text)) as unknown as pg.QueryResult[] | pg.QueryResult;
+    return Array.isArray(results) ? results : [results];
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {
+      broken = true;
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
 /** Reads and locks the log's head row (size, frontier). */
 export async function lockHead(client: Queryable): Promise<CompactRange> {
   const { rows } = await client.query<{ size: number; frontier: Buffer[] }>(
@@ -253,9 +274,10 @@ export class PostgresSequencer implements LogSequencer {
     if (this.#appending > 0 || this.#pending.length === 0) return;
     const writes = this.#pending.splice(0);
     try {
-      const results = (await this.#context.pool.query(
+      const results = await script(
+        this.#context.pool,
         ['BEGIN', ...writes.map((write) => write.statement), 'COMMIT'].join(';\n'),
-      )) as unknown as pg.QueryResult[];
+      );
       settle(writes, results.slice(1));
     } catch (error) {
       const mapped = this.#context.mapError(error);
