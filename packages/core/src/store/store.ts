@@ -6,6 +6,7 @@ import type {
   Outcome,
   StoredGrant,
 } from '@callgate/protocol';
+import type { LogSequencer } from './sequencer.js';
 
 /** A run as stored. Times are epoch milliseconds. */
 export interface RunRow {
@@ -102,6 +103,12 @@ export type Synchronous = 'NORMAL' | 'FULL' | 'MEMORY';
  */
 export interface Store {
   readonly synchronous: Synchronous;
+  /**
+   * Present when several engines may share this store's log (e.g. PostgreSQL): the ledger then
+   * takes positions, run chains, the frontier and the checkpoint lease from it (see
+   * {@link LogSequencer}) instead of assigning them in process. Absent for one-writer stores.
+   */
+  readonly sequencer?: LogSequencer;
 
   createRun(run: RunRow): Promise<void>;
   getRun(runId: string): Promise<RunRow | undefined>;

@@ -42,6 +42,8 @@ export function adminRoutes(server: ServerContext): Route[] {
       roles: 'public',
       response: healthSchema,
       async handler() {
+        const problem = await server.storeHealth?.();
+        if (problem !== undefined) throw new CallgateError('gate-unavailable', problem);
         const upstreams = server.gateway
           ?.status()
           .map(({ name, status, tools }) => ({ name, status, tools: tools.length }));
