@@ -36,6 +36,8 @@ export interface CallVerdict {
   decision?: Decision;
   approval?: Approval;
   grant?: Grant;
+  /** True when the grant was consumed with the decision (the caller runs the call itself). */
+  grant_consumed?: boolean;
   error?: ErrorBody['error'];
   provenance?: ProvenanceResult;
 }

@@ -18,7 +18,7 @@ import type { ApprovalQuery, RunRow, Store } from '../store/store.js';
 import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
 import { commitValue, type GateContext } from './context.js';
 import { type CallVerdict, decideCalls, type ModelMessage } from './decide.js';
-import { consumeGrant, type GrantBinding, issueGrant } from './grants.js';
+import { consumeGrant, type GrantBinding, issueConsumedGrants, issueGrant } from './grants.js';
 import { type GuardrailOptions, Guardrails } from './guardrails.js';
 import { uuidv7 } from './ids.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -60,6 +60,12 @@ export interface DecideOptions {
   message?: ModelMessage;
   /** Issue a one-use grant for each allowed call (for callers that run the tool elsewhere). */
   issueGrants?: boolean;
+  /**
+   * Consume the grant of each allowed call with its decision (for callers that run the tool
+   * themselves, right after): `true` for every call, or one flag per call, in order. Implies
+   * `issueGrants` for those calls; their verdicts say `grant_consumed: true`.
+   */
+  consumeGrants?: boolean | readonly boolean[];
 }
 
 /**
@@ -154,9 +160,27 @@ export class Engine {
       ...(options.message ? { message: options.message } : {}),
       createApproval: (verdict, decision) => this.#approvals.create(runId, verdict, decision),
     });
-    if (options.issueGrants) {
+    const consume = options.consumeGrants;
+    const consumes = (index: number) => (Array.isArray(consume) ? consume[index] === true : consume === true);
+    if (options.issueGrants || consume) {
       const now = this.#context.clock();
+      const spent = verdicts.filter(
+        (verdict, index) => verdict.status === 'allowed' && verdict.arguments_digest && consumes(index),
+      );
+      if (spent.length > 0) {
+        const grants = await issueConsumedGrants(
+          this.store,
+          spent.map((verdict) => bindingOf(runId, verdict)),
+          this.#policy.approval.ttlMs,
+          now,
+        );
+        spent.forEach((verdict, index) => {
+          verdict.grant = grants[index] as Grant;
+          verdict.grant_consumed = true;
+        });
+      }
       for (const verdict of verdicts) {
+        if (!options.issueGrants || verdict.grant_consumed) continue;
         if (verdict.status !== 'allowed' || !verdict.arguments_digest) continue;
         verdict.grant = await issueGrant(
           this.store,

@@ -8,13 +8,15 @@ import {
   gapBody,
   listRunsQuery,
   messageBody,
-  outcomeBody,
+  outcomeResultSchema,
+  outcomesBody,
   runSchema,
   startRunBody,
   verdictSchema,
 } from '../http/schemas.js';
 import type { ServerContext } from '../server-context.js';
 import { defineRoute, type Route } from './define.js';
+import { recordOutcomes } from './outcome-batch.js';
 
 /**
  * `spec` as an agent key may register it: without the claims policy decisions rest on. Its
@@ -138,13 +140,15 @@ export function runRoutes(server: ServerContext): Route[] {
       summary: 'End a run',
       roles: ['agent', 'admin'],
       body: endRunBody,
-      response: runSchema,
+      response: runSchema.extend({ outcomes: z.array(outcomeResultSchema).optional() }),
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
         if (run.status !== 'running')
           throw new CallgateError('conflict', `run ${run.run_id} already ended (${run.status})`);
-        return engine.endRun(run.run_id, body.status ?? 'completed');
+        if (!body.outcomes) return engine.endRun(run.run_id, body.status ?? 'completed');
+        const outcomes = await recordOutcomes(engine, run.run_id, body.outcomes, server.logger);
+        return { ...(await engine.endRun(run.run_id, body.status ?? 'completed')), outcomes };
       },
     }),
     defineRoute({
@@ -154,16 +158,29 @@ export function runRoutes(server: ServerContext): Route[] {
       summary: 'Decide a step’s tool calls',
       roles: ['agent', 'admin'],
       body: decisionsBody,
-      response: z.object({ run_id: z.string(), verdicts: z.array(verdictSchema) }),
+      response: z.object({
+        run_id: z.string(),
+        verdicts: z.array(verdictSchema),
+        outcomes: z.array(outcomeResultSchema).optional(),
+      }),
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
         if (body.tools) registerTools(server, key, body.tools);
-        const verdicts = await engine.decide(run.run_id, body.calls, {
-          ...(body.message ? { message: body.message } : {}),
-          issueGrants: true,
-        });
-        return { run_id: run.run_id, verdicts };
+        const outcomes = body.outcomes
+          ? await recordOutcomes(engine, run.run_id, body.outcomes, server.logger)
+          : undefined;
+        const consume = body.calls.map((call) => call.consume ?? body.consume ?? false);
+        const verdicts = await engine.decide(
+          run.run_id,
+          body.calls.map(({ consume: _, ...call }) => call),
+          {
+            ...(body.message ? { message: body.message } : {}),
+            issueGrants: true,
+            ...(consume.some(Boolean) ? { consumeGrants: consume } : {}),
+          },
+        );
+        return { run_id: run.run_id, verdicts, ...(outcomes ? { outcomes } : {}) };
       },
     }),
     defineRoute({
@@ -203,13 +220,18 @@ export function runRoutes(server: ServerContext): Route[] {
       method: 'post',
       path: '/runs/:id/outcomes',
       operationId: 'recordOutcome',
-      summary: 'Record a call’s outcome',
+      summary: 'Record a call’s outcome, or several in order (`{ outcomes: [...] }`)',
       roles: ['agent', 'admin'],
-      body: outcomeBody,
-      response: z.object({ outcome: z.string() }),
+      body: outcomesBody,
+      response: z.union([
+        z.object({ outcome: z.string() }),
+        z.object({ outcomes: z.array(outcomeResultSchema) }),
+      ]),
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
+        if ('outcomes' in body)
+          return { outcomes: await recordOutcomes(engine, run.run_id, body.outcomes, server.logger) };
         const outcome = await engine.recordOutcome(run.run_id, body);
         return { outcome };
       },
