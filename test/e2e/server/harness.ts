@@ -101,6 +101,8 @@ export async function startCallgate(options: {
   maxLifetimeMs?: number;
   policy?: string;
   config?: string;
+  /** More `callgate serve` arguments, after `--config`. */
+  arguments?: string[];
 }): Promise<ServerProcess> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npm run build)`);
   const dir = await mkdtemp(join(tmpdir(), 'callgate-e2e-server-'));
@@ -127,6 +129,7 @@ export async function startCallgate(options: {
       'serve',
       '--config',
       join(dir, 'callgate.yaml'),
+      ...(options.arguments ?? []),
     ],
     { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
   );

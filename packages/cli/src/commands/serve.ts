@@ -12,6 +12,8 @@ export interface ServeOptions {
   host?: string;
   port?: number;
   policy?: string;
+  /** SQLite durability; default `synchronous:` in the config, else NORMAL. */
+  synchronous?: 'NORMAL' | 'FULL';
   print: (line: string) => void;
   /** Where log lines go (standard error). */
   log: (line: string) => void;
@@ -44,6 +46,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     tools: config.tools,
     logger,
     ...(config.vault !== undefined ? { vault: config.vault } : {}),
+    synchronous: options.synchronous ?? config.synchronous ?? 'NORMAL',
   });
   const host = options.host ?? config.host ?? '127.0.0.1';
   const port = options.port ?? config.port ?? 7420;
@@ -85,7 +88,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const [first, ...rest] = upstreamLines(upstreams);
   print(`  upstreams  ${first}`);
   for (const line of rest) print(`             ${line}`);
-  print(`  data       ${dataDir}`);
+  print(`  data       ${dataDir} (SQLite, synchronous ${embedded.store.synchronous})`);
   print(`  policy     ${policySource} (${policy.digest})`);
   print(`  tools      ${embedded.engine.registry.specs().length} known`);
   print(`  log key    ${embedded.verifierKey}`);
@@ -122,7 +125,7 @@ export function registerServeCommand(
     )
     .option(
       '--config <file>',
-      'callgate.yaml: policy, tools, upstreams, mcp, data, host, port, webhook, vault',
+      'callgate.yaml: policy, tools, upstreams, mcp, data, host, port, webhook, vault, synchronous',
     )
     .addOption(
       new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)').env(
@@ -132,6 +135,12 @@ export function registerServeCommand(
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default 7420)', portNumber)
     .option('--policy <file>', 'policy file (YAML); default: deny everything')
+    .addOption(
+      new Option(
+        '--synchronous <mode>',
+        'SQLite durability: NORMAL, or FULL (every commit on disk before it is answered); default synchronous: in the config, else NORMAL',
+      ).choices(['NORMAL', 'FULL']),
+    )
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
       context.setExitCode(
