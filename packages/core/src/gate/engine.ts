@@ -156,40 +156,48 @@ export class Engine {
   ): Promise<CallVerdict[]> {
     const state = await this.#runs.get(runId);
     await this.#rememberPolicy(this.#policy);
+    const consume = options.consumeGrants;
+    const consumes = (index: number) => (Array.isArray(consume) ? consume[index] === true : consume === true);
+    const ttlMs = this.#policy.approval.ttlMs;
     const verdicts = await decideCalls(this.#context, state, calls, {
       ...(options.message ? { message: options.message } : {}),
       createApproval: (verdict, decision) => this.#approvals.create(runId, verdict, decision),
+      ...(options.issueGrants || consume
+        ? {
+            // Grants are issued (and consumed, when asked) in the decisions' own commit: one
+            // durable write per step.
+            alsoWrite: async (decided) => {
+              const now = this.#context.clock();
+              const allowed = (verdict: CallVerdict) =>
+                verdict.status === 'allowed' && verdict.arguments_digest;
+              const spent = decided.filter((verdict, index) => allowed(verdict) && consumes(index));
+              const kept = options.issueGrants
+                ? decided.filter((verdict, index) => allowed(verdict) && !consumes(index))
+                : [];
+              const [consumed, issued] = await Promise.all([
+                spent.length === 0
+                  ? []
+                  : issueConsumedGrants(
+                      this.store,
+                      spent.map((verdict) => bindingOf(runId, verdict)),
+                      ttlMs,
+                      now,
+                    ),
+                Promise.all(
+                  kept.map((verdict) => issueGrant(this.store, bindingOf(runId, verdict), ttlMs, now)),
+                ),
+              ]);
+              spent.forEach((verdict, index) => {
+                verdict.grant = consumed[index] as Grant;
+                verdict.grant_consumed = true;
+              });
+              kept.forEach((verdict, index) => {
+                verdict.grant = issued[index] as Grant;
+              });
+            },
+          }
+        : {}),
     });
-    const consume = options.consumeGrants;
-    const consumes = (index: number) => (Array.isArray(consume) ? consume[index] === true : consume === true);
-    if (options.issueGrants || consume) {
-      const now = this.#context.clock();
-      const spent = verdicts.filter(
-        (verdict, index) => verdict.status === 'allowed' && verdict.arguments_digest && consumes(index),
-      );
-      if (spent.length > 0) {
-        const grants = await issueConsumedGrants(
-          this.store,
-          spent.map((verdict) => bindingOf(runId, verdict)),
-          this.#policy.approval.ttlMs,
-          now,
-        );
-        spent.forEach((verdict, index) => {
-          verdict.grant = grants[index] as Grant;
-          verdict.grant_consumed = true;
-        });
-      }
-      for (const verdict of verdicts) {
-        if (!options.issueGrants || verdict.grant_consumed) continue;
-        if (verdict.status !== 'allowed' || !verdict.arguments_digest) continue;
-        verdict.grant = await issueGrant(
-          this.store,
-          bindingOf(runId, verdict),
-          this.#policy.approval.ttlMs,
-          now,
-        );
-      }
-    }
     return verdicts;
   }
 
