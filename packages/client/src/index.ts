@@ -27,6 +27,7 @@ export type {
   Health,
   MessageRequest,
   OutcomeRequest,
+  OutcomeResult,
   Run,
   RunStartRequest,
   Verdict,
