@@ -20,7 +20,8 @@ const argument = (name, fallback) => {
 const target = Number(argument('--records', '100000'));
 const writeDir = argument('--write', undefined);
 
-const POLICY = 'version: 1\ndefault: deny\nrules:\n  - id: invoices\n    match: { tools: [send_invoice] }\n    effect: allow\n';
+const POLICY =
+  'version: 1\ndefault: deny\nrules:\n  - id: invoices\n    match: { tools: [send_invoice] }\n    effect: allow\n';
 const TOOLS = [
   {
     name: 'send_invoice',
@@ -52,8 +53,12 @@ while ((await store.ledgerSize()) < target) {
 }
 const runId = runs[0].run_id;
 
-console.log(`verify, one run of a ${await store.ledgerSize()}-record log — Node ${process.version}, load ${load()}`);
-console.log(`${'bundle'.padEnd(28)}${'records'.padStart(10)}${'MB'.padStart(8)}${'records/s'.padStart(12)}${'load'.padStart(8)}`);
+console.log(
+  `verify, one run of a ${await store.ledgerSize()}-record log — Node ${process.version}, load ${load()}`,
+);
+console.log(
+  `${'bundle'.padEnd(28)}${'records'.padStart(10)}${'MB'.padStart(8)}${'records/s'.padStart(12)}${'load'.padStart(8)}`,
+);
 for (const [label, options] of [
   ['with proofs (--proofs)', { proofs: true }],
   ['without proofs', {}],

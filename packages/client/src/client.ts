@@ -1,7 +1,7 @@
 import {
+  type AnyBundle,
   type Approval,
   type ApprovalStatus,
-  type Bundle,
   CallgateError,
   errorBodySchema,
   type Outcome,
@@ -316,10 +316,17 @@ export class CallgateClient {
     return (await this.#request<{ tools: ToolSpec[] }>('GET', '/tools')).tools;
   }
 
-  /** `GET /v1/runs/{id}/bundle`: the run as a bundle (`callgate-bundle/1`). */
-  exportRun(runId: string, options: { openings?: boolean } = {}): Promise<Bundle> {
+  /**
+   * `GET /v1/runs/{id}/bundle`: the run as a bundle: `callgate-bundle/2` (one batch inclusion
+   * proof), or with `proofs` `callgate-bundle/1` (one inclusion proof per record).
+   */
+  exportRun(runId: string, options: { openings?: boolean; proofs?: boolean } = {}): Promise<AnyBundle> {
+    const query = {
+      ...(options.openings !== undefined ? { openings: options.openings } : {}),
+      ...(options.proofs !== undefined ? { proofs: options.proofs } : {}),
+    };
     return this.#request('GET', `/runs/${encodeURIComponent(runId)}/bundle`, {
-      ...(options.openings !== undefined ? { query: { openings: options.openings } } : {}),
+      ...(Object.keys(query).length > 0 ? { query } : {}),
     });
   }
 

@@ -2,9 +2,11 @@
 // index.test.ts; add names deliberately.
 
 export type {
+  AnyBundle,
   Approval,
   ApprovalStatus,
   Bundle,
+  BundleV2,
   ErrorKind,
   Grant,
   Outcome,

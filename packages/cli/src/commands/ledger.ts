@@ -25,7 +25,9 @@ function requireDataDir(dataDir: string): void {
 }
 
 /**
- * `callgate export --run ID`: writes the run's bundle to a file or standard output. Exporting
+ * `callgate export --run ID`: writes the run's bundle to a file or standard output:
+ * `callgate-bundle/2` (one batch inclusion proof), or with `--proofs` `callgate-bundle/1` (one
+ * RFC 9162 inclusion proof per record, for verifiers that read only version 1). Exporting
  * signs a fresh checkpoint, so it takes the data folder's writer lock: while a server runs on the
  * folder, export through its API (`GET /v1/runs/{id}/bundle`).
  */
@@ -35,6 +37,8 @@ export async function runExport(
     run: string;
     out?: string;
     openings?: boolean;
+    /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof (`callgate-bundle/2`). */
+    proofs?: boolean;
     print: (text: string) => void;
     warn: (text: string) => void;
   },
@@ -46,7 +50,10 @@ export async function runExport(
       options.warn(`callgate export: no run ${options.run} in ${dataDir}`);
       return 1;
     }
-    const bundle = await opened.ledger.exportRun(options.run, { openings: options.openings ?? false });
+    const bundle = await opened.ledger.exportRun(options.run, {
+      openings: options.openings ?? false,
+      proofs: options.proofs ?? false,
+    });
     if (options.openings && (bundle.openings?.length ?? 0) === 0) {
       options.warn(
         'warning: no openings were found: the vault was off when this run was recorded (vault: true in callgate.yaml)',

@@ -1,7 +1,7 @@
 import type {
+  AnyBundle,
   Approval,
   ApprovalResponse,
-  Bundle,
   ErrorKind,
   Grant,
   Outcome,
@@ -350,8 +350,11 @@ export class Engine {
     return { ...state.run, status, ended_at: now };
   }
 
-  /** Exports a run as a bundle (`callgate-bundle/1`), with openings when `openings` is set. */
-  exportRun(runId: string, options: { openings?: boolean } = {}): Promise<Bundle> {
+  /**
+   * Exports a run as a bundle: `callgate-bundle/2` (one batch inclusion proof), or with `proofs`
+   * `callgate-bundle/1` (one inclusion proof per record); with openings when `openings` is set.
+   */
+  exportRun(runId: string, options: { openings?: boolean; proofs?: boolean } = {}): Promise<AnyBundle> {
     return this.ledger.exportRun(runId, options);
   }
 

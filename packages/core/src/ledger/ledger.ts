@@ -2,7 +2,7 @@
 // sha256 digests) and leaves of one RFC 9162 Merkle tree, with C2SP checkpoints signed off the
 // hot path. Appends made in the same tick go to the store in one write (group commit).
 import {
-  type Bundle,
+  type AnyBundle,
   CallgateError,
   type LedgerRecord,
   ledgerRecordSchema,
@@ -10,7 +10,7 @@ import {
 } from '@callgate/protocol';
 import type { CheckpointRow, RunHead, Store, StoredRecord } from '../store/store.js';
 import { Checkpointer } from './checkpointer.js';
-import { exportRunBundle } from './export.js';
+import { exportRunBundle, type RunExportOptions } from './export.js';
 import { restoreFrontier } from './frontier-store.js';
 import type { CompactRange } from './merkle.js';
 import { buildRecord, sealRecord } from './record.js';
@@ -357,7 +357,7 @@ export class Ledger {
    * @throws CallgateError `not-found` when the run has no records; `ledger-invalid` when the store
    *   contradicts its checkpoints.
    */
-  async exportRun(runId: string, options: { openings?: boolean } = {}): Promise<Bundle> {
+  async exportRun(runId: string, options: RunExportOptions = {}): Promise<AnyBundle> {
     await this.flush();
     const latest = await this.#checkpointer.sign();
     if (latest === undefined) throw new CallgateError('not-found', `run ${runId} has no records in the log`);

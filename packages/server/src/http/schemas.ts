@@ -163,6 +163,8 @@ export const consumeGrantBody = z
 
 export const bundleQuery = z.strictObject({
   openings: flag.optional(),
+  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof (`callgate-bundle/2`). */
+  proofs: flag.optional(),
 });
 
 export const verifyQuery = z.strictObject({

@@ -406,10 +406,13 @@ class CallgateClient(_ClientBase):
         """``GET /v1/runs/:id``: ``{"run": ..., "calls": [...]}``."""
         return self._send(_Request("GET", f"/v1/runs/{run_id}"))
 
-    def bundle(self, run_id: str, *, openings: bool = False) -> dict[str, Any]:
-        """Exports a run as a bundle (``callgate-bundle/1``)."""
-        params = {"openings": "true"} if openings else None
-        return self._send(_Request("GET", f"/v1/runs/{run_id}/bundle", params=params))
+    def bundle(self, run_id: str, *, openings: bool = False, proofs: bool = False) -> dict[str, Any]:
+        """
+        Exports a run as a bundle: ``callgate-bundle/2`` (one batch inclusion proof of all its
+        records), or with ``proofs`` ``callgate-bundle/1`` (one inclusion proof per record).
+        """
+        params = {key: "true" for key, on in (("openings", openings), ("proofs", proofs)) if on}
+        return self._send(_Request("GET", f"/v1/runs/{run_id}/bundle", params=params or None))
 
     def verify(self, bundle: dict[str, Any], *, strict: bool = False) -> dict[str, Any]:
         """
