@@ -126,7 +126,9 @@ export function runRoutes(server: ServerContext): Route[] {
       response: z.object({ run: runSchema, calls: z.array(callRowSchema) }),
       errors: [404],
       async handler({ params, key }) {
-        const run = await server.runFor(key, params.id ?? '');
+        const seen = await server.runFor(key, params.id ?? '');
+        // Read again: the run may have ended meanwhile (runFor may answer from memory).
+        const run = (await engine.store.getRun(seen.run_id)) ?? seen;
         const calls = (await engine.store.listCalls(run.run_id)).map(
           ({ idempotency_key: _, ...call }) => call,
         );
@@ -146,6 +148,7 @@ export function runRoutes(server: ServerContext): Route[] {
         const run = await server.runFor(key, params.id ?? '');
         if (run.status !== 'running')
           throw new CallgateError('conflict', `run ${run.run_id} already ended (${run.status})`);
+        server.forgetRun(run.run_id);
         if (!body.outcomes) return engine.endRun(run.run_id, body.status ?? 'completed');
         const outcomes = await recordOutcomes(engine, run.run_id, body.outcomes, server.logger);
         return { ...(await engine.endRun(run.run_id, body.status ?? 'completed')), outcomes };
