@@ -1,5 +1,6 @@
 // One request per allowed call: a decision that consumes its grant, outcomes carried by the
 // next decision or by the run's end, and the batch form of the outcomes route.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { testApp } from '../test-support.js';
 
@@ -161,5 +162,55 @@ describe('one request per allowed call', () => {
       );
     // x2 ended as sent, x3 never reported: decided-not-completed, then the run's end.
     expect(tail).toEqual(['call-end:x2:ok', 'call-end:x3:decided-not-completed', 'run-end']);
+  });
+});
+
+describe('a batch of outcomes, generated', () => {
+  it('records each decided call once, in the order given; a repeat is a conflict, an unknown call not found', async () => {
+    const decided = ['d0', 'd1', 'd2', 'd3', 'd4'];
+    const batches = fc.array(
+      fc.record({
+        call_id: fc.constantFrom(...decided, 'nope'),
+        outcome: fc.constantFrom('ok', 'error'),
+      }),
+      { minLength: 1, maxLength: 12 },
+    );
+    await fc.assert(
+      fc.asyncProperty(batches, fc.boolean(), async (batch, withDecide) => {
+        const { call, keys, engine, id } = await startedRun();
+        await call('POST', `/v1/runs/${id}/decisions`, {
+          key: keys.agent,
+          body: {
+            consume: true,
+            calls: decided.map((callId) => ({ id: callId, tool: 'read_file', arguments: { path: callId } })),
+          },
+        });
+        const answer = withDecide
+          ? await call('POST', `/v1/runs/${id}/decisions`, {
+              key: keys.agent,
+              body: { outcomes: batch, calls: [{ id: 'next', tool: 'read_file', arguments: { path: 'n' } }] },
+            })
+          : await call('POST', `/v1/runs/${id}/outcomes`, { key: keys.agent, body: { outcomes: batch } });
+        expect(answer.status).toBe(200);
+        const seen = new Set<string>();
+        const expected = batch.map(({ call_id, outcome }) => {
+          if (call_id === 'nope') return { call_id, kind: 'not-found' };
+          if (seen.has(call_id)) return { call_id, kind: 'conflict' };
+          seen.add(call_id);
+          return { call_id, outcome };
+        });
+        expect(
+          answer.json.outcomes.map(
+            (result: { call_id: string; outcome?: string; error?: { kind: string } }) =>
+              result.error ? { call_id: result.call_id, kind: result.error.kind } : result,
+          ),
+        ).toEqual(expected);
+        const records = await engine.store.readRunRecords(id);
+        const ends = records.filter((record) => record.type === 'call-end').map((record) => record.call_id);
+        expect(ends).toEqual([...seen]);
+        if (withDecide) expect(records.at(-1)).toMatchObject({ type: 'call-decision', call_id: 'next' });
+      }),
+      { numRuns: 25 },
+    );
   });
 });
