@@ -29,6 +29,18 @@ function asAgentSpec(spec: ToolSpec): ToolSpec {
   return trust === 'untrusted' ? { ...rest, trust } : rest;
 }
 
+/** The canonical text of each known spec, computed once (a known spec never changes). */
+const knownSpecTexts = new WeakMap<ToolSpec, string>();
+
+function knownSpecText(spec: ToolSpec): string {
+  let text = knownSpecTexts.get(spec);
+  if (text === undefined) {
+    text = canonicalJson(spec);
+    knownSpecTexts.set(spec, text);
+  }
+  return text;
+}
+
 /**
  * Registers the specs of tools the engine does not know yet. A known name must come with the
  * same spec: the server never overrides a tool. All specs are checked before any is added.
@@ -50,7 +62,7 @@ function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly To
     const spec = trusted ? sent : asAgentSpec(sent);
     const known = registry.get(spec.name);
     if (known) {
-      const knownText = canonicalJson(known.spec);
+      const knownText = knownSpecText(known.spec);
       if (knownText !== canonicalJson(sent) && knownText !== canonicalJson(spec)) {
         throw new CallgateError(
           'conflict',
