@@ -1,6 +1,7 @@
 import type { ApiKeyRow, Engine, Logger, RunRow } from '@callgate/core';
 import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
+import { HealthChecks } from './health.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** The meta key under which the server remembers which API key started a run. */
@@ -28,6 +29,8 @@ export class ServerContext {
    * go through the engine, which refuses an ended run itself.
    */
   readonly #runs = new Map<string, { run: RunRow; owner: string | undefined }>();
+  /** What `/v1/health` and `/v1/ready` report: add a contributor to make a check count. */
+  readonly health = new HealthChecks();
 
   constructor(options: {
     engine: Engine;
