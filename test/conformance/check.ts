@@ -77,13 +77,15 @@ export async function checkScenario(
   expected.forEach((want: ExpectedCall, index) => {
     const call = scripted[index] as ScriptedCall;
     const given = call.id ? call.id : undefined;
-    const nth = given ? (seen.get(given) ?? 0) + 1 : 0;
-    if (given) seen.set(given, nth);
+    // A call whose id the framework could not keep (a repeat within its step) is minted.
+    const kept = given && !want.minted ? given : undefined;
+    const nth = kept ? (seen.get(kept) ?? 0) + 1 : 0;
+    if (kept) seen.set(kept, nth);
     const decision = decisions.find(
       (record) =>
         !used.has(record) &&
-        (given
-          ? record.call_id === given && record.attempt === nth
+        (kept
+          ? record.call_id === kept && record.attempt === nth
           : record.minted && record.tool === call.tool),
     );
     const where = `${scenario.id} call ${index} (${call.tool} ${JSON.stringify(call.id)})`;

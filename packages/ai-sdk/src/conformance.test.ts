@@ -146,7 +146,7 @@ function conformanceTools(
       const { model, saw } = scriptedModel(subagent ?? []);
       // Subagents cannot use the SDK's approval parts: asks wait for callgate's answer in place.
       const result = await generateText({
-        model,
+        model: gate.model(model),
         prompt: question,
         stopWhen: stepCountIs(10),
         ...gate.settings(inner, { approvals: 'wait' }),
@@ -170,7 +170,12 @@ async function runScenario(scenario: Scenario, mode: Mode) {
     const { model, saw } = scriptedModel(scenario.turns);
     const messages: ModelMessage[] = [{ role: 'user', content: 'go' }];
     for (let round = 0; round < 4; round++) {
-      const settings = { model, messages, stopWhen: stepCountIs(10), ...gate.settings(tools) };
+      const settings = {
+        model: gate.model(model),
+        messages,
+        stopWhen: stepCountIs(10),
+        ...gate.settings(tools),
+      };
       let responseMessages: ModelMessage[];
       let content: readonly unknown[];
       if (scenario.streaming) {

@@ -6,7 +6,7 @@ import type { Governor } from '@callgate/core';
 import { generateText, jsonSchema, type ModelMessage, stepCountIs, type ToolSet, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ConformanceWorld, conformanceWorld } from '../../../test/conformance/world.js';
+import { type ConformanceWorld, conformanceWorld, MODES } from '../../../test/conformance/world.js';
 import { createAiSdkGate } from './index.js';
 
 const usage = {
@@ -123,6 +123,35 @@ describe('@callgate/ai-sdk approvals through the SDK parts', () => {
     await second.end();
     expect(await outcomes(world, first.runId)).toEqual([['c1', 'ok', undefined]]);
   });
+
+  it.each(MODES)(
+    'finds the approval by run and call id, whatever the request part says (%s)',
+    async (mode) => {
+      world = await conformanceWorld({ reviewer: 'approve' }, mode);
+      const first = await createAiSdkGate({ governor: world.governor });
+      const m = model([invoice]);
+      const asked = await generateText({ model: m, prompt: 'invoice acme', ...first.settings(tools(world)) });
+      const history: ModelMessage[] = JSON.parse(JSON.stringify(asked.response.messages));
+      // A chat app's stored history keeps the request's ids, not necessarily its reason text.
+      for (const message of history) {
+        if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+        for (const part of message.content) if (part.type === 'tool-approval-request') delete part.reason;
+      }
+      const second = await createAiSdkGate({ governor: world.governor, runId: first.runId });
+      const responses = await second.approvalResponses(history);
+      expect(responses).toEqual([expect.objectContaining({ approved: true })]);
+      history.push({ role: 'tool', content: responses });
+      await generateText({
+        model: m,
+        messages: history,
+        stopWhen: stepCountIs(5),
+        ...second.settings(tools(world)),
+      });
+      expect(world.executions).toEqual([{ tool: 'send_invoice', arguments: { to: 'acme', amount: 5000 } }]);
+      await second.end();
+      expect(await outcomes(world, first.runId)).toEqual([['c1', 'ok', undefined]]);
+    },
+  );
 
   it('never runs a call the app approved in the SDK while callgate did not', async () => {
     world = await conformanceWorld({ reviewer: 'silent' });

@@ -1,6 +1,6 @@
 // The Governor of a callgate server: what the TypeScript adapters talk to in remote mode. It has
 // the shape of `Governor` from @callgate/core (adapters take either), over the HTTP API.
-import { isCallgateError, type Outcome, type ToolSpec } from '@callgate/protocol';
+import { type Approval, isCallgateError, type Outcome, type ToolSpec } from '@callgate/protocol';
 import type { CallgateClient } from './client.js';
 import type {
   ApprovalState,
@@ -42,6 +42,11 @@ export interface RemoteGovernor {
    * longer pending (answered or expired meanwhile) is left as it is.
    */
   withdrawApproval(approvalId: string, reason?: string): Promise<void>;
+  /**
+   * `GET /v1/approvals?run_id=`: the newest approval asked for call `callId` of run `runId`
+   * (any status), or undefined. An agent key sees the approvals of its own runs only.
+   */
+  findApproval(runId: string, callId: string): Promise<Approval | undefined>;
   /** `POST /v1/grants/consume`. Resolves with nothing; throws `grant-invalid` on any mismatch, reuse or expiry. */
   consumeGrant(token: string, binding: GrantBinding): Promise<undefined>;
   /** `POST /v1/runs/:id/outcomes`: the outcome recorded. */
@@ -59,6 +64,7 @@ type Client = Pick<
   | 'getApproval'
   | 'waitForApproval'
   | 'withdrawApproval'
+  | 'listApprovals'
   | 'consumeGrant'
   | 'recordOutcome'
   | 'recordMessage'
@@ -106,6 +112,10 @@ export function remoteGovernor(client: Client): RemoteGovernor {
       } catch (error) {
         if (!(isCallgateError(error) && error.kind === 'conflict')) throw error;
       }
+    },
+    async findApproval(runId, callId) {
+      const approvals = await client.listApprovals({ run_id: runId });
+      return approvals.findLast((approval) => approval.call_id === callId);
     },
     async consumeGrant(token, binding) {
       await client.consumeGrant({ token, ...binding });

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
 import type { Governor, Logger } from '@callgate/core';
 import {
   type GovernedCall,
   GovernedCalls,
+  mintCallId,
   type Refusal,
   refusalOf,
   refusalText,
@@ -121,10 +121,18 @@ export function callgateMiddleware(options: CallgateMiddlewareOptions): AgentMid
         await governor.recordMessage(runId, { role: 'assistant', content: response.content });
         return response;
       }
+      // A call whose id another call of the step already has cannot keep it (each result is
+      // matched to its call by id): it is decided as a call without an id, and gets a minted one.
+      const seen = new Set<string>();
+      const ownId = (id: string | undefined) => {
+        if (!id || seen.has(id)) return null;
+        seen.add(id);
+        return id;
+      };
       const asked: ToolCall[] = [
-        ...toolCalls.map((call) => ({ id: call.id ?? null, tool: call.name, arguments: call.args })),
+        ...toolCalls.map((call) => ({ id: ownId(call.id), tool: call.name, arguments: call.args })),
         ...invalid.map((call) => ({
-          id: call.id ?? null,
+          id: ownId(call.id),
           tool: call.name ?? '',
           arguments: call.args ?? '',
         })),
@@ -143,8 +151,7 @@ export function callgateMiddleware(options: CallgateMiddlewareOptions): AgentMid
       // The history the next model call reads: every call with an id and object arguments.
       const rewritten = asked.map((call, index) => {
         const governed = calls[index] as GovernedCall;
-        let id = governed.callId || call.id || '';
-        if (!id) id = `cg-${randomBytes(8).toString('hex')}`;
+        const id = governed.callId || call.id || mintCallId();
         if (governed.key !== id) session(runId).rekey(governed, id);
         return { id, name: call.tool, args: objectArguments(call.arguments), type: 'tool_call' as const };
       });
