@@ -6,6 +6,7 @@ import {
   refusalOf,
   refusalText,
   runArguments,
+  type StartedCall,
 } from '@callgate/core';
 import { CallgateError, type ToolSpec } from '@callgate/protocol';
 import {
@@ -20,6 +21,7 @@ import {
   ToolGuardrailFunctionOutputFactory,
   type ToolInputGuardrailDefinition,
 } from '@openai/agents';
+import { markInterrupted, resume, runNested, suspend, suspendedCall } from './nested-runs.js';
 import { type CallgateRunContext, callgateOf, type WithCallgate } from './run-context.js';
 import { type ToolSpecExtras, toolSpecOf } from './tool-specs.js';
 
@@ -295,6 +297,8 @@ export class AgentsGate {
         } catch (error) {
           return ToolGuardrailFunctionOutputFactory.rejectContent(refusalText(refusalOf(error)));
         }
+        // An agent tool resumed after its inner run's interruption: started already.
+        if (suspendedCall(stored, toolCall.callId)) return ToolGuardrailFunctionOutputFactory.allow();
         const call = await this.#callFor(session, stored, toolCall.callId, tool.name, toolCall.arguments);
         // Before the SDK asked for approval (pre-approval guardrails): let the interruption happen.
         if (
@@ -326,9 +330,12 @@ export class AgentsGate {
           return false; // the guardrail refuses the call (gate-unavailable)
         }
         const key = callId ?? '';
+        if (suspendedCall(stored, key)) return false;
         const call = await this.#callFor(session, stored, key, tool.name, input);
         if (call.status === 'pending' && call.approvalId) stored.approvals[key] = call.approvalId;
-        return call.status === 'pending' && !call.grant;
+        const asks = call.status === 'pending' && !call.grant;
+        if (asks) markInterrupted();
+        return asks;
       },
       inputGuardrails: [guardrail, ...(tool.inputGuardrails ?? [])],
       [GOVERNED]: true,
@@ -352,20 +359,37 @@ export class AgentsGate {
     } catch (error) {
       return refusalText(refusalOf(error));
     }
-    const call = await this.#callFor(session, stored, key, name, input);
-    const started = await session.start(call);
-    delete stored.approvals[key];
-    if ('error' in started) return refusalText(started.error);
-    const args = runArguments(call, input) ?? call.arguments ?? {};
-    let result: unknown;
+    // An agent tool whose inner run stopped at an interruption is invoked again on resume: it
+    // is the same call, started once (its duration counts from the resume).
+    const suspended = suspendedCall(stored, key);
+    let started: StartedCall;
+    let args: Record<string, unknown>;
+    if (suspended) {
+      started = { call: suspended, startedAt: performance.now() };
+      args = input && typeof input === 'object' ? (input as Record<string, unknown>) : {};
+    } else {
+      const call = await this.#callFor(session, stored, key, name, input);
+      const begun = await session.start(call);
+      delete stored.approvals[key];
+      if ('error' in begun) return refusalText(begun.error);
+      started = begun;
+      args = runArguments(call, input) ?? call.arguments ?? {};
+    }
+    let outcome: { result: unknown; interrupted: boolean };
     try {
-      result = await execute(args);
+      outcome = await runNested(() => execute(args));
     } catch (error) {
+      resume(stored, key);
       await session.complete(started, { ok: false, error });
       throw error;
     }
-    await session.complete(started, { ok: true, result });
-    return result;
+    if (outcome.interrupted) {
+      suspend(stored, started.call);
+      return outcome.result;
+    }
+    resume(stored, key);
+    await session.complete(started, { ok: true, result: outcome.result });
+    return outcome.result;
   }
 }
 

@@ -10,6 +10,18 @@ export interface CallgateRunContext {
   run_id: string;
   /** The approval callgate made for each call waiting on a person, by call id. */
   approvals: Record<string, string>;
+  /**
+   * Calls of agents used as tools whose inner run stopped at an interruption, by call id: they
+   * started (their grant is consumed) and end when the inner run resumes and finishes.
+   */
+  suspended?: Record<string, SuspendedCall>;
+}
+
+/** A started call of an agent used as a tool, waiting for its inner run to resume. */
+export interface SuspendedCall {
+  call_id: string;
+  attempt?: number;
+  tool: string;
 }
 
 /** A context object carrying callgate's state. */
