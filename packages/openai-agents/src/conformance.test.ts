@@ -40,10 +40,14 @@ function sawInInput(input: Item[], calls: Extract<Turn, { calls: unknown }>['cal
     expect(results, `one result for call ${call.id}`).toHaveLength(1);
     const output = results[0]?.output as { type?: string; text?: string } | string | undefined;
     const text = typeof output === 'string' ? output : output?.text;
-    return classify(
+    const saw = classify(
       text,
       SDK_MESSAGES.some((message) => text?.startsWith(message)),
     );
+    // A call that did not run reads as one: the Responses API's status for it is `incomplete`.
+    const status = (results[0] as { status?: string } | undefined)?.status;
+    if (saw !== 'result') expect(status, `the status of refused call ${call.id}`).not.toBe('completed');
+    return saw;
   });
 }
 
@@ -110,9 +114,13 @@ async function runScenario(scenario: Scenario, mode: Mode) {
     const play = async (
       input: string | RunState<unknown, typeof agent>,
     ): Promise<RunResult<unknown, typeof agent>> => {
-      if (!scenario.streaming) return run(agent, input, typeof input === 'string' ? { context } : {});
-      const streamed = await run(agent, input, {
+      const options = {
         ...(typeof input === 'string' ? { context } : {}),
+        ...gate.runOptions(),
+      };
+      if (!scenario.streaming) return run(agent, input, options);
+      const streamed = await run(agent, input, {
+        ...options,
         stream: true,
       });
       for await (const _event of streamed) {

@@ -1,28 +1,21 @@
 import type { Governor, Logger } from '@callgate/core';
-import {
-  type GovernedCall,
-  GovernedCalls,
-  type Refusal,
-  refusalOf,
-  refusalText,
-  runArguments,
-  type StartedCall,
-} from '@callgate/core';
+import { type GovernedCall, GovernedCalls, type Refusal, refusalText } from '@callgate/core';
 import { CallgateError, type ToolSpec } from '@callgate/protocol';
 import {
   Agent,
-  defineToolInputGuardrail,
+  type CallModelInputFilter,
   type FunctionTool,
   type RunContext,
   type RunState,
   type RunToolApprovalItem,
   tool as sdkTool,
   type Tool,
-  ToolGuardrailFunctionOutputFactory,
-  type ToolInputGuardrailDefinition,
 } from '@openai/agents';
-import { markInterrupted, resume, runNested, suspend, suspendedCall } from './nested-runs.js';
+import { isModel, readableArgumentsModel } from './empty-arguments.js';
+import { checkMcpServers } from './mcp-servers.js';
+import { noteRefusal, refusalsFilter } from './model-input.js';
 import { type CallgateRunContext, callgateOf, type WithCallgate } from './run-context.js';
+import { type GateHost, isGoverned, runGoverned, withCallgateHooks } from './tool-hooks.js';
 import { type ToolSpecExtras, toolSpecOf } from './tool-specs.js';
 
 /** Options of {@link createAgentsGate}. */
@@ -36,6 +29,12 @@ export interface AgentsGateOptions {
   /** What callgate should know of each tool beyond its schema: annotations, trust, idempotency key. */
   toolSpecs?: Record<string, ToolSpecExtras>;
   logger?: Logger;
+  /**
+   * The URL of the callgate server whose MCP gateway (`<gatewayUrl>/mcp/<profile>`) governed
+   * agents may use as MCP servers: the gateway gates every call itself. Without it, an agent
+   * with MCP servers is refused.
+   */
+  gatewayUrl?: string;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the SDK's own tool type parameters
@@ -44,13 +43,6 @@ type AnyFunctionTool = FunctionTool<any, any, any>;
 type AnyAgent = Agent<any, any>;
 type ToolOptions = Parameters<typeof sdkTool>[0];
 type ToolCallDetails = Parameters<AnyFunctionTool['invoke']>[2];
-
-const GOVERNED = Symbol.for('callgate.openai-agents.governed');
-
-/** True when `tool` was put behind callgate by an {@link AgentsGate}. */
-export function isGoverned(tool: unknown): boolean {
-  return typeof tool === 'object' && tool !== null && GOVERNED in tool;
-}
 
 /** Creates the gate between callgate and OpenAI Agents JS; one per process is enough. */
 export function createAgentsGate(options: AgentsGateOptions): AgentsGate {
@@ -71,6 +63,15 @@ export class AgentsGate {
   readonly #governedAgents = new WeakSet<AnyAgent>();
   /** The spec of each governed tool, by name: sent with the first decision that names it. */
   readonly #specs = new Map<string, ToolSpec>();
+  /** What the model wrote for calls whose arguments the SDK cannot parse, by call id. */
+  readonly #unparsed = new Map<string, string>();
+  readonly #host: GateHost = {
+    session: (context) => this.#session(context),
+    callFor: (session, stored, key, name, rawArguments) =>
+      this.#callFor(session, stored, key, name, rawArguments),
+    refuse: (session, stored, call, refusal) => this.#refuse(session, stored, call, refusal),
+    unparsed: this.#unparsed,
+  };
 
   constructor(options: AgentsGateOptions) {
     this.#options = options;
@@ -103,20 +104,18 @@ export class AgentsGate {
   /**
    * A copy of `agent` whose function tools are governed, as are the agents it hands off to.
    * @throws CallgateError `request-invalid` for what callgate cannot gate from here: hosted,
-   *   computer, shell and apply-patch tools, MCP servers (put those behind the callgate MCP
-   *   gateway), and handoffs to agents that are not governed.
+   *   computer, shell and apply-patch tools, MCP servers other than callgate's own MCP gateway
+   *   (see `gatewayUrl`), and handoffs to agents that are not governed.
    */
   agent<A extends AnyAgent>(agent: A): A {
     if (this.#governedAgents.has(agent)) return agent;
     const known = this.#agents.get(agent);
     if (known) return known as A;
-    if (agent.mcpServers.length > 0) {
-      throw new CallgateError(
-        'request-invalid',
-        `agent ${agent.name} uses MCP servers, whose tools callgate cannot gate here: put them behind the callgate MCP gateway`,
-      );
-    }
-    const clone = agent.clone({ tools: agent.tools.map((tool: Tool) => this.#govern(tool)) }) as A;
+    checkMcpServers(agent.name, agent.mcpServers, this.#options.gatewayUrl);
+    const clone = agent.clone({
+      tools: agent.tools.map((tool: Tool) => this.#govern(tool)),
+      ...(isModel(agent.model) ? { model: readableArgumentsModel(agent.model, this.#unparsed) } : {}),
+    }) as A;
     this.#agents.set(agent, clone);
     this.#governedAgents.add(clone);
     clone.handoffs = agent.handoffs.map((handoff) => {
@@ -137,7 +136,12 @@ export class AgentsGate {
    * tool call, and the inner agent's own tools are governed (in the same callgate run).
    */
   agentTool(agent: AnyAgent, options: Parameters<AnyAgent['asTool']>[0]): AnyFunctionTool {
-    return this.governTool(this.agent(agent).asTool(options) as AnyFunctionTool);
+    // The inner run reads refused calls as the outer one does (run options are not inherited).
+    const runConfig = {
+      ...options.runConfig,
+      ...this.runOptions({ callModelInputFilter: options.runConfig?.callModelInputFilter }),
+    };
+    return this.governTool(this.agent(agent).asTool({ ...options, runConfig }) as AnyFunctionTool);
   }
 
   /** Like the SDK's `tool()`, governed; a thrown error is recorded as the call's `error` outcome. */
@@ -218,6 +222,25 @@ export class AgentsGate {
     );
   }
 
+  /**
+   * The run options a governed run needs: `run(agent, input, { context, ...gate.runOptions() })`.
+   * - `callModelInputFilter` shows the model each call callgate refused as the provider format
+   *   shows a call that did not run (status `incomplete`), with callgate's `{"error": {...}}` as
+   *   its output; the app's own filter (`options.callModelInputFilter`) runs afterwards.
+   * - `toolExecution.preApprovalInputGuardrails` lets callgate refuse a call the SDK would
+   *   interrupt for approval although it cannot run (its arguments do not parse) before the
+   *   interruption, so only calls callgate asks a person about interrupt the run.
+   */
+  runOptions(options: { callModelInputFilter?: CallModelInputFilter | undefined } = {}): {
+    callModelInputFilter: CallModelInputFilter;
+    toolExecution: { preApprovalInputGuardrails: true };
+  } {
+    return {
+      callModelInputFilter: refusalsFilter(options.callModelInputFilter),
+      toolExecution: { preApprovalInputGuardrails: true },
+    };
+  }
+
   /** Ends the callgate run of a result, a RunState or a run context. */
   async finish(
     from: { runContext: RunContext } | RunState<unknown, AnyAgent> | object,
@@ -281,115 +304,22 @@ export class AgentsGate {
   ): Promise<void> {
     await session.refuse(call, refusal);
     delete stored.approvals[call.key];
+    noteRefusal(stored, call.key, refusalText(refusal));
   }
-
   /** Adds callgate's `needsApproval` and input guardrail to a function tool. */
   #hooks<T extends AnyFunctionTool>(tool: T): T {
     this.#specs.set(tool.name, toolSpecOf(tool, this.#options.toolSpecs?.[tool.name]));
-    const guardrail: ToolInputGuardrailDefinition = defineToolInputGuardrail({
-      name: 'callgate',
-      run: async ({ context, toolCall }) => {
-        let session: GovernedCalls;
-        let stored: CallgateRunContext;
-        try {
-          session = this.#session(context.context);
-          stored = callgateOf(context.context);
-        } catch (error) {
-          return ToolGuardrailFunctionOutputFactory.rejectContent(refusalText(refusalOf(error)));
-        }
-        // An agent tool resumed after its inner run's interruption: started already.
-        if (suspendedCall(stored, toolCall.callId)) return ToolGuardrailFunctionOutputFactory.allow();
-        const call = await this.#callFor(session, stored, toolCall.callId, tool.name, toolCall.arguments);
-        // Before the SDK asked for approval (pre-approval guardrails): let the interruption happen.
-        if (
-          call.status === 'pending' &&
-          !call.grant &&
-          context.isToolApproved({ toolName: tool.name, callId: toolCall.callId }) === undefined
-        ) {
-          return ToolGuardrailFunctionOutputFactory.allow();
-        }
-        let refusal = await session.settle(call);
-        if (!refusal && runArguments(call, parseArguments(toolCall.arguments)) === undefined)
-          refusal = changed(call);
-        if (refusal) {
-          await this.#refuse(session, stored, call, refusal);
-          return ToolGuardrailFunctionOutputFactory.rejectContent(refusalText(refusal));
-        }
-        return ToolGuardrailFunctionOutputFactory.allow();
-      },
-    });
-    const governed = {
-      ...tool,
-      needsApproval: async (runContext: RunContext, input: unknown, callId?: string) => {
-        let session: GovernedCalls;
-        let stored: CallgateRunContext;
-        try {
-          session = this.#session(runContext.context);
-          stored = callgateOf(runContext.context);
-        } catch {
-          return false; // the guardrail refuses the call (gate-unavailable)
-        }
-        const key = callId ?? '';
-        if (suspendedCall(stored, key)) return false;
-        const call = await this.#callFor(session, stored, key, tool.name, input);
-        if (call.status === 'pending' && call.approvalId) stored.approvals[key] = call.approvalId;
-        const asks = call.status === 'pending' && !call.grant;
-        if (asks) markInterrupted();
-        return asks;
-      },
-      inputGuardrails: [guardrail, ...(tool.inputGuardrails ?? [])],
-      [GOVERNED]: true,
-    };
-    return governed as T;
+    return withCallgateHooks(tool, this.#host);
   }
 
-  /** Runs a call the guardrail cleared (deciding and settling it here if nothing did). */
-  async #run(
+  #run(
     context: unknown,
     key: string,
     name: string,
     input: unknown,
     execute: (args: Record<string, unknown>) => unknown,
-  ) {
-    let session: GovernedCalls;
-    let stored: CallgateRunContext;
-    try {
-      session = this.#session(context);
-      stored = callgateOf(context);
-    } catch (error) {
-      return refusalText(refusalOf(error));
-    }
-    // An agent tool whose inner run stopped at an interruption is invoked again on resume: it
-    // is the same call, started once (its duration counts from the resume).
-    const suspended = suspendedCall(stored, key);
-    let started: StartedCall;
-    let args: Record<string, unknown>;
-    if (suspended) {
-      started = { call: suspended, startedAt: performance.now() };
-      args = input && typeof input === 'object' ? (input as Record<string, unknown>) : {};
-    } else {
-      const call = await this.#callFor(session, stored, key, name, input);
-      const begun = await session.start(call);
-      delete stored.approvals[key];
-      if ('error' in begun) return refusalText(begun.error);
-      started = begun;
-      args = runArguments(call, input) ?? call.arguments ?? {};
-    }
-    let outcome: { result: unknown; interrupted: boolean };
-    try {
-      outcome = await runNested(() => execute(args));
-    } catch (error) {
-      resume(stored, key);
-      await session.complete(started, { ok: false, error });
-      throw error;
-    }
-    if (outcome.interrupted) {
-      suspend(stored, started.call);
-      return outcome.result;
-    }
-    resume(stored, key);
-    await session.complete(started, { ok: true, result: outcome.result });
-    return outcome.result;
+  ): Promise<unknown> {
+    return runGoverned(this.#host, context, key, name, input, execute);
   }
 }
 
@@ -398,20 +328,4 @@ function contextOf(from: unknown): unknown {
   if (value.runContext) return value.runContext.context;
   if (value._context) return value._context.context;
   return from;
-}
-
-function parseArguments(text: string): unknown {
-  try {
-    return text.trim() === '' ? {} : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function changed(call: GovernedCall): Refusal {
-  return {
-    kind: 'grant-invalid',
-    message: `the arguments of call ${call.callId} changed after callgate decided it`,
-    call_id: call.callId,
-  };
 }

@@ -15,6 +15,8 @@ export interface CallgateRunContext {
    * started (their grant is consumed) and end when the inner run resumes and finishes.
    */
   suspended?: Record<string, SuspendedCall>;
+  /** What the model reads of each call callgate refused (`{"error": {...}}`), by call id. */
+  refused?: Record<string, string>;
 }
 
 /** A started call of an agent used as a tool, waiting for its inner run to resume. */
