@@ -52,6 +52,8 @@ export type { Logger } from './gate/logger.js';
 export { silentLogger } from './gate/logger.js';
 export type { CallOutcomeReport } from './gate/outcomes.js';
 export type { RegisteredTool } from './gate/registry.js';
+export type { ApprovalAnswerer } from './gate/reviewer.js';
+export { localReviewer } from './gate/reviewer.js';
 export { ToolRegistry, validateArguments } from './gate/registry.js';
 export type { Commitment } from './json/canonical.js';
 export { canonicalJson, commit, commitCanonical, digestOf, opens } from './json/canonical.js';
