@@ -1,4 +1,4 @@
-import type { Governor, Logger } from '@callgate/core';
+import type { ApprovalAnswerer, Governor, Logger } from '@callgate/core';
 import {
   type GovernedCall,
   GovernedCalls,
@@ -28,6 +28,7 @@ import {
 } from './approval-parts.js';
 import { callIdsMiddleware, type ModelToolCall } from './call-ids.js';
 import { changed, governedTools } from './governed-tools.js';
+import { type ForwardedAnswer, forwardApprovalResponses } from './in-app-approvals.js';
 import { type ToolSpecExtras, toolSpecOf } from './tool-specs.js';
 
 /**
@@ -218,6 +219,24 @@ export class AiSdkGate {
         };
       }),
     );
+  }
+
+  /**
+   * In-app approvals: forwards the chat app's answers in `messages` (useChat's
+   * `tool-approval-response` parts, converted with `convertToModelMessages`) to callgate as
+   * answers of `reviewer` — the signed-in user's reviewer key (a `CallgateClient`), so the
+   * ledger names that user. Call it in the route handler before `streamText`; the approved calls
+   * then run (see {@link forwardApprovalResponses}).
+   */
+  forwardApprovalResponses(
+    messages: readonly ModelMessage[],
+    options: { reviewer: ApprovalAnswerer },
+  ): Promise<ForwardedAnswer[]> {
+    return forwardApprovalResponses(messages, {
+      governor: this.#calls.governor,
+      runId: this.runId,
+      reviewer: options.reviewer,
+    });
   }
 
   /** Records a model message (its content is committed in the ledger, never stored there). */
