@@ -105,6 +105,8 @@ export class AiSdkGate {
   readonly #extras: Record<string, ToolSpecExtras>;
   readonly #specs = new Map<string, ReturnType<typeof toolSpecOf>>();
   readonly #tools = new Map<string, Tool>();
+  /** Keys of calls the model middleware decided (under callgate's id), not yet seen by the SDK's hooks. */
+  readonly #identified = new Set<string>();
 
   constructor(options: AiSdkGateOptions, runId: string) {
     this.runId = runId;
@@ -281,8 +283,15 @@ export class AiSdkGate {
     return decided.map((call) => {
       // A call callgate could not decide (it is refused) still needs an id of its own.
       this.#calls.rekey(call, call.callId || mintCallId());
+      this.#identified.add(call.key);
       return call.key;
     });
+  }
+
+  /** The call the model middleware decided under `key`, once: the SDK's hooks then take it over. */
+  #identifiedCall(key: string): GovernedCall | undefined {
+    if (!this.#identified.delete(key)) return undefined;
+    return this.#calls.open(key);
   }
 
   /**
@@ -302,7 +311,7 @@ export class AiSdkGate {
     const resumed = approvedRequestFor(messages, key);
     if (resumed) return this.#resume(key, toolCall.toolName, toolCall.input);
     const call =
-      this.#calls.open(key) ??
+      this.#identifiedCall(key) ??
       (await this.#decide(
         key,
         toolCall.toolName,
@@ -345,7 +354,7 @@ export class AiSdkGate {
       const key = toolCall.toolCallId ?? '';
       const tool = tools?.[toolCall.toolName] as Tool | undefined;
       const call =
-        this.#calls.open(key) ?? (await this.#decide(key, toolCall.toolName, toolCall.input, tool));
+        this.#identifiedCall(key) ?? (await this.#decide(key, toolCall.toolName, toolCall.input, tool));
       if (call.status === 'pending' && call.approvalId) {
         await this.#calls.governor.withdrawApproval(call.approvalId, 'the AI SDK could not read the call');
       }
