@@ -4,10 +4,11 @@
 // their name, and the ledger records each call once (minted where the id could not be kept).
 
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
-import { MockLanguageModelV4 } from 'ai/test';
+import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conformanceWorld } from '../../../test/conformance/world.js';
+import { callIdsMiddleware } from './call-ids.js';
 import { createAiSdkGate } from './index.js';
 
 const usage = {
@@ -96,5 +97,44 @@ describe('@callgate/ai-sdk call ids of a step (generated)', () => {
       }),
       { numRuns: 25 },
     );
+  });
+});
+
+describe('@callgate/ai-sdk call ids in a stream', () => {
+  it("keeps each call's input parts only while their id names one call", async () => {
+    let minted = 0;
+    const middleware = callIdsMiddleware(async (calls) => calls.map(() => `cg-${++minted}`));
+    const parts = [
+      { type: 'tool-input-start', id: 'x', toolName: 'read_file' },
+      { type: 'tool-input-delta', id: 'x', delta: '{"path":"a"}' },
+      { type: 'tool-input-end', id: 'x' },
+      { type: 'tool-input-start', id: 'x', toolName: 'read_file' },
+      { type: 'tool-input-delta', id: 'x', delta: '{"path":"b"}' },
+      { type: 'tool-input-end', id: 'x' },
+      { type: 'tool-input-start', id: '', toolName: 'read_file' },
+      { type: 'tool-call', toolCallId: 'x', toolName: 'read_file', input: '{"path":"a"}' },
+      { type: 'tool-call', toolCallId: 'x', toolName: 'read_file', input: '{"path":"b"}' },
+      { type: 'tool-call', toolCallId: '', toolName: 'read_file', input: '{"path":"c"}' },
+    ];
+    const wrapStream = middleware.wrapStream;
+    if (!wrapStream) throw new Error('the middleware has no wrapStream');
+    const wrapped = await wrapStream({
+      doStream: async () => ({ stream: convertArrayToReadableStream(parts as never[]) }),
+      doGenerate: async () => Promise.reject(new Error('not used')),
+      params: {} as never,
+      model: {} as never,
+    });
+    const out: { type: string; id?: string; toolCallId?: string }[] = [];
+    const reader = wrapped.stream.getReader();
+    for (let next = await reader.read(); !next.done; next = await reader.read())
+      out.push(next.value as never);
+    expect(out.map((part) => `${part.type} ${part.id ?? part.toolCallId}`)).toEqual([
+      'tool-input-start x',
+      'tool-input-delta x',
+      'tool-input-end x',
+      'tool-call x',
+      'tool-call cg-1',
+      'tool-call cg-2',
+    ]);
   });
 });

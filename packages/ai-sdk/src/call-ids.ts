@@ -40,8 +40,9 @@ function isToolCall(part: unknown): part is ModelToolCall {
  * The model middleware (`wrapLanguageModel({ model, middleware })`) that gives every call of a
  * step an id of its own: calls with an empty or repeated id get the id `identify` returns
  * (callgate's minted id), in generated content and in streamed `tool-call` parts alike.
- * Streamed `tool-input-*` parts with an empty id are dropped: they cannot be matched to their
- * call (the call itself still arrives, complete, as its `tool-call` part).
+ * Streamed `tool-input-*` parts with an empty id, or with an id another call's input already
+ * started under, are dropped: they cannot be matched to their call (the call itself still
+ * arrives, complete, as its `tool-call` part).
  */
 export function callIdsMiddleware(identify: IdentifyCalls): LanguageModelMiddleware {
   return {
@@ -65,14 +66,20 @@ export function callIdsMiddleware(identify: IdentifyCalls): LanguageModelMiddlew
     async wrapStream({ doStream }) {
       const result = await doStream();
       const seen = new Set<string>();
+      const started = new Set<string>();
+      const ambiguous = new Set<string>(['']);
       const stream = result.stream.pipeThrough(
         new TransformStream({
           async transform(part, controller) {
+            if (part.type === 'tool-input-start') {
+              if (started.has(part.id)) ambiguous.add(part.id);
+              started.add(part.id);
+            }
             if (
               (part.type === 'tool-input-start' ||
                 part.type === 'tool-input-delta' ||
                 part.type === 'tool-input-end') &&
-              part.id === ''
+              ambiguous.has(part.id)
             )
               return;
             if (isToolCall(part)) {
