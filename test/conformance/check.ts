@@ -64,7 +64,14 @@ export async function checkScenario(
 ) {
   const expected = expectedCalls(scenario, adapter);
   const scripted = scriptedCalls(scenario);
-  const records = await world.records(observed.runId);
+  // The runs of agents used as tools, where a framework gives them their own (child) run.
+  const children = (await world.store.listRuns({ limit: 1000 }))
+    .filter((run) => run.parent_run_id === observed.runId)
+    .map((run) => run.run_id);
+  const records = [
+    ...(await world.records(observed.runId)),
+    ...(await Promise.all(children.map((runId) => world.records(runId)))).flat(),
+  ];
   const decisions = recordsOf(records, 'call-decision');
   expect(
     decisions.map((record) => record.tool),
@@ -133,5 +140,7 @@ export async function checkScenario(
     .map((call) => call.tool)
     .sort();
   expect(ranTools, `${scenario.id}: the tools that ran`).toEqual(wantTools);
-  expect(recordsOf(records, 'run-end'), `${scenario.id}: run-end`).toHaveLength(1);
+  expect(recordsOf(records, 'run-end'), `${scenario.id}: one run-end per run`).toHaveLength(
+    1 + children.length,
+  );
 }

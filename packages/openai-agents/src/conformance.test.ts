@@ -139,6 +139,24 @@ async function runScenario(scenario: Scenario, mode: Mode) {
     expect(result.finalOutput).toBe('done');
     await gate.finish(result);
     await checkScenario('openai-agents', scenario, world, { runId, saw: saw() });
+    if (scenario.subagent) {
+      // The inner agent's calls are in a child run whose run-start names the outer call.
+      const children = (await world.store.listRuns({ limit: 1000 })).filter(
+        (run) => run.parent_run_id === runId,
+      );
+      expect(children).toHaveLength(1);
+      const inner = await world.records(children[0]?.run_id as string);
+      const outerCall = scenario.turns.flatMap((turn) => ('calls' in turn ? turn.calls : []))[0]?.id;
+      expect(inner.find((record) => record.type === 'run-start')).toMatchObject({
+        parent_run_id: runId,
+        labels: { 'callgate.parent_call_id': outerCall },
+      });
+      expect(
+        inner.filter((record) => record.type === 'call-decision').map((record) => record.call_id),
+      ).toEqual(
+        scenario.subagent.flatMap((turn) => ('calls' in turn ? turn.calls.map((call) => call.id) : [])),
+      );
+    }
   } finally {
     await world.close();
   }

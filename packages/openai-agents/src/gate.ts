@@ -14,6 +14,7 @@ import {
 import { isModel, readableArgumentsModel } from './empty-arguments.js';
 import { checkMcpServers } from './mcp-servers.js';
 import { noteRefusal, refusalsFilter } from './model-input.js';
+import { currentRunId } from './nested-runs.js';
 import { type CallgateRunContext, callgateOf, type WithCallgate } from './run-context.js';
 import { type GateHost, isGoverned, runGoverned, withCallgateHooks } from './tool-hooks.js';
 import { type ToolSpecExtras, toolSpecOf } from './tool-specs.js';
@@ -58,7 +59,8 @@ export function createAgentsGate(options: AgentsGateOptions): AgentsGate {
  */
 export class AgentsGate {
   readonly #options: AgentsGateOptions;
-  readonly #sessions = new WeakMap<object, GovernedCalls>();
+  /** The calls of each run (by run id) of each run context object. */
+  readonly #sessions = new WeakMap<object, Map<string, GovernedCalls>>();
   readonly #agents = new WeakMap<AnyAgent, AnyAgent>();
   readonly #governedAgents = new WeakSet<AnyAgent>();
   /** The spec of each governed tool, by name: sent with the first decision that names it. */
@@ -71,6 +73,17 @@ export class AgentsGate {
       this.#callFor(session, stored, key, name, rawArguments),
     refuse: (session, stored, call, refusal) => this.#refuse(session, stored, call, refusal),
     unparsed: this.#unparsed,
+    startChildRun: async (stored, callId) => {
+      const principal = stored.principal ?? this.#options.principal;
+      const { run_id } = await this.#options.governor.startRun({
+        ...(principal !== undefined ? { principal } : {}),
+        framework: 'openai-agents',
+        parent_run_id: stored.run_id,
+        labels: { 'callgate.parent_call_id': callId },
+      });
+      return run_id;
+    },
+    endRun: (runId, status) => this.#options.governor.endRun(runId, status),
   };
 
   constructor(options: AgentsGateOptions) {
@@ -92,7 +105,8 @@ export class AgentsGate {
       ...(start.parentRunId ? { parent_run_id: start.parentRunId } : {}),
     });
     const target = (context ?? {}) as WithCallgate<T>;
-    target.callgate = { run_id, approvals: {} };
+    const principal = start.principal ?? this.#options.principal;
+    target.callgate = { run_id, approvals: {}, ...(principal !== undefined ? { principal } : {}) };
     return target;
   }
 
@@ -133,7 +147,8 @@ export class AgentsGate {
 
   /**
    * An agent as a tool of another agent, governed twice over: the call to it is decided like any
-   * tool call, and the inner agent's own tools are governed (in the same callgate run).
+   * tool call, and the inner agent's own tools are governed in a child run (`parent_run_id`) whose
+   * run-start names the outer call (label `callgate.parent_call_id`).
    */
   agentTool(agent: AnyAgent, options: Parameters<AnyAgent['asTool']>[0]): AnyFunctionTool {
     // The inner run reads refused calls as the outer one does (run options are not inherited).
@@ -141,7 +156,8 @@ export class AgentsGate {
       ...options.runConfig,
       ...this.runOptions({ callModelInputFilter: options.runConfig?.callModelInputFilter }),
     };
-    return this.governTool(this.agent(agent).asTool({ ...options, runConfig }) as AnyFunctionTool);
+    const asTool = this.agent(agent).asTool({ ...options, runConfig }) as AnyFunctionTool;
+    return this.#governInvoke(asTool, { agentTool: true });
   }
 
   /** Like the SDK's `tool()`, governed; a thrown error is recorded as the call's `error` outcome. */
@@ -168,6 +184,10 @@ export class AgentsGate {
    * their own error message); prefer {@link tool} to record errors as errors.
    */
   governTool<T extends AnyFunctionTool>(tool: T): T {
+    return this.#governInvoke(tool, {});
+  }
+
+  #governInvoke<T extends AnyFunctionTool>(tool: T, options: { agentTool?: boolean }): T {
     if (isGoverned(tool)) return tool;
     const invoke = tool.invoke;
     const wrapped = {
@@ -180,8 +200,13 @@ export class AgentsGate {
         } catch {
           parsed = input;
         }
-        return this.#run(runContext.context, key, tool.name, parsed, (args) =>
-          invoke(runContext, JSON.stringify(args), details),
+        return this.#run(
+          runContext.context,
+          key,
+          tool.name,
+          parsed,
+          (args) => invoke(runContext, JSON.stringify(args), details),
+          options,
         );
       },
     } as T;
@@ -200,7 +225,6 @@ export class AgentsGate {
   ): Promise<void> {
     const state = 'getInterruptions' in from ? from : from.state;
     const context = contextOf(from);
-    const session = this.#session(context);
     const stored = callgateOf(context);
     await Promise.all(
       state.getInterruptions().map(async (item: RunToolApprovalItem) => {
@@ -210,6 +234,8 @@ export class AgentsGate {
           (tool: Tool) => tool.type === 'function' && tool.name === item.name && isGoverned(tool),
         );
         if (!governed) return;
+        // A call of an inner agent belongs to its agent tool's child run.
+        const session = this.#session(context, stored.approvalRuns?.[raw.callId]);
         const call = await this.#callFor(session, stored, raw.callId, raw.name, raw.arguments);
         const refusal = await session.settle(call, options.waitMs ?? session.approvalWaitMs, options.signal);
         if (refusal) {
@@ -261,18 +287,21 @@ export class AgentsGate {
   }
 
   /** The calls of the run in `context` (kept per context object; rebuilt after a restore). */
-  #session(context: unknown): GovernedCalls {
+  #session(context: unknown, runId?: string): GovernedCalls {
     const { run_id } = callgateOf(context);
+    const id = runId ?? currentRunId() ?? run_id;
     const key = context as object;
-    const known = this.#sessions.get(key);
-    if (known && known.runId === run_id) return known;
+    const sessions = this.#sessions.get(key) ?? new Map<string, GovernedCalls>();
+    this.#sessions.set(key, sessions);
+    const known = sessions.get(id);
+    if (known) return known;
     const session = new GovernedCalls({
       governor: this.#options.governor,
-      runId: run_id,
+      runId: id,
       ...(this.#options.approvalWaitMs !== undefined ? { approvalWaitMs: this.#options.approvalWaitMs } : {}),
       ...(this.#options.logger ? { logger: this.#options.logger } : {}),
     });
-    this.#sessions.set(key, session);
+    sessions.set(id, session);
     return session;
   }
 
@@ -318,8 +347,9 @@ export class AgentsGate {
     name: string,
     input: unknown,
     execute: (args: Record<string, unknown>) => unknown,
+    options: { agentTool?: boolean } = {},
   ): Promise<unknown> {
-    return runGoverned(this.#host, context, key, name, input, execute);
+    return runGoverned(this.#host, context, key, name, input, execute, options);
   }
 }
 

@@ -9,20 +9,30 @@ import type { CallgateRunContext } from './run-context.js';
 interface Scope {
   interrupted: boolean;
   parent: Scope | undefined;
+  /** The callgate run of the calls inside (an agent tool's child run). */
+  runId: string | undefined;
 }
 
 const scopes = new AsyncLocalStorage<Scope>();
 
 /**
  * Runs `invoke` (an agent tool's) and says whether a governed call inside it, at any depth,
- * stopped at an interruption (see {@link markInterrupted}).
+ * stopped at an interruption (see {@link markInterrupted}). Governed calls inside belong to
+ * callgate run `runId` when given (see {@link currentRunId}).
  */
 export async function runNested<T>(
   invoke: () => Promise<T> | T,
+  runId?: string,
 ): Promise<{ result: T; interrupted: boolean }> {
-  const scope: Scope = { interrupted: false, parent: scopes.getStore() };
+  const scope: Scope = { interrupted: false, parent: scopes.getStore(), runId };
   const result = await scopes.run(scope, invoke);
   return { result, interrupted: scope.interrupted };
+}
+
+/** The callgate run of the agent tool around the current call, if it has one of its own. */
+export function currentRunId(): string | undefined {
+  for (let scope = scopes.getStore(); scope; scope = scope.parent) if (scope.runId) return scope.runId;
+  return undefined;
 }
 
 /** Notes that a governed call asked for a person: every agent tool run around it stops there too. */

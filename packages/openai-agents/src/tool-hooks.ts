@@ -46,6 +46,9 @@ export interface GateHost {
   ): Promise<void>;
   /** What the model wrote for calls whose arguments the SDK cannot parse, by call id. */
   unparsed: Map<string, string>;
+  /** Starts the child run of agent tool call `callId` of `stored`'s run; returns its id. */
+  startChildRun(stored: CallgateRunContext, callId: string): Promise<string>;
+  endRun(runId: string, status: 'completed' | 'failed'): Promise<void>;
 }
 
 /** The refusal of a call whose arguments are not those callgate decided. */
@@ -123,7 +126,13 @@ export function withCallgateHooks<T extends AnyFunctionTool>(tool: T, host: Gate
       const key = callId ?? '';
       if (suspendedCall(stored, key)) return false;
       const call = await host.callFor(session, stored, key, tool.name, input);
-      if (call.status === 'pending' && call.approvalId) stored.approvals[key] = call.approvalId;
+      if (call.status === 'pending' && call.approvalId) {
+        stored.approvals[key] = call.approvalId;
+        if (session.runId !== stored.run_id) {
+          stored.approvalRuns ??= {};
+          stored.approvalRuns[key] = session.runId;
+        }
+      }
       const asks = call.status === 'pending' && !call.grant;
       if (asks) markInterrupted();
       return asks;
@@ -142,6 +151,7 @@ export async function runGoverned(
   name: string,
   input: unknown,
   execute: (args: Record<string, unknown>) => unknown,
+  options: { agentTool?: boolean } = {},
 ): Promise<unknown> {
   let session: GovernedCalls;
   let stored: CallgateRunContext;
@@ -170,11 +180,24 @@ export async function runGoverned(
     started = begun;
     args = runArguments(call, input) ?? call.arguments ?? {};
   }
+  // An agent used as a tool runs its calls in a child run whose run-start names this call.
+  let childRunId: string | undefined;
+  if (options.agentTool) {
+    childRunId = stored.children?.[key] ?? (await host.startChildRun(stored, started.call.callId));
+    stored.children ??= {};
+    stored.children[key] = childRunId;
+  }
+  const ended = async (status: 'completed' | 'failed') => {
+    resume(stored, key);
+    if (!childRunId) return;
+    delete stored.children?.[key];
+    await host.endRun(childRunId, status);
+  };
   let outcome: { result: unknown; interrupted: boolean };
   try {
-    outcome = await runNested(() => execute(args));
+    outcome = await runNested(() => execute(args), childRunId);
   } catch (error) {
-    resume(stored, key);
+    await ended('failed');
     await session.complete(started, { ok: false, error });
     throw error;
   }
@@ -182,7 +205,7 @@ export async function runGoverned(
     suspend(stored, started.call);
     return outcome.result;
   }
-  resume(stored, key);
+  await ended('completed');
   await session.complete(started, { ok: true, result: outcome.result });
   return outcome.result;
 }
