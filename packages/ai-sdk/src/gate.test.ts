@@ -2,7 +2,7 @@
 // another process), approvals the app forges in the SDK's history, arguments changed after the
 // decision, failing closed, tools used without the approval function, and outcomes of failing
 // and streaming tools. Node 22.
-import type { Governor } from '@callgate/core';
+import { type Governor, localReviewer } from '@callgate/core';
 import { generateText, jsonSchema, type ModelMessage, stepCountIs, type ToolSet, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -150,6 +150,52 @@ describe('@callgate/ai-sdk approvals through the SDK parts', () => {
       expect(world.executions).toEqual([{ tool: 'send_invoice', arguments: { to: 'acme', amount: 5000 } }]);
       await second.end();
       expect(await outcomes(world, first.runId)).toEqual([['c1', 'ok', undefined]]);
+    },
+  );
+
+  it.each([true, false])(
+    'forwards an in-app answer (approved: %s) as the reviewer, and records the outcome',
+    async (approved) => {
+      world = await conformanceWorld({ reviewer: 'silent' });
+      const gate = await createAiSdkGate({ governor: world.governor });
+      const m = model([invoice]);
+      const asked = await generateText({ model: m, prompt: 'invoice acme', ...gate.settings(tools(world)) });
+      const history: ModelMessage[] = JSON.parse(JSON.stringify(asked.response.messages));
+      const request = asked.content.find((part) => part.type === 'tool-approval-request');
+      // What useChat sends after addToolApprovalResponse, as convertToModelMessages makes it.
+      history.push({
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-approval-response',
+            approvalId: request?.approvalId ?? '',
+            approved,
+            ...(approved ? {} : { reason: 'not this month' }),
+          },
+        ],
+      });
+      const next = await createAiSdkGate({ governor: world.governor, runId: gate.runId });
+      const forwarded = await next.forwardApprovalResponses(history, {
+        reviewer: localReviewer(world.engine, 'alice@example.com'),
+      });
+      expect(forwarded).toEqual([expect.objectContaining({ toolCallId: 'c1', approved })]);
+      await generateText({
+        model: m,
+        messages: history,
+        stopWhen: stepCountIs(5),
+        ...next.settings(tools(world)),
+      });
+      expect(world.executions).toHaveLength(approved ? 1 : 0);
+      await next.end();
+      const records = await world.records(gate.runId);
+      expect(
+        records
+          .filter((record) => record.type === 'approval-response')
+          .map((record) => [record.status, record.reviewer]),
+      ).toEqual([[approved ? 'approved' : 'denied', 'alice@example.com']]);
+      expect(await outcomes(world, gate.runId)).toEqual([
+        approved ? ['c1', 'ok', undefined] : ['c1', 'denied', 'approval-denied'],
+      ]);
     },
   );
 
