@@ -7,6 +7,7 @@ import {
   type Adapter,
   type ExpectedCall,
   expectedCalls,
+  IN_APP_REVIEWER,
   type ModelSaw,
   type Scenario,
   type ScriptedCall,
@@ -120,6 +121,9 @@ export async function checkScenario(
       (record) => record.call_id === decision.call_id,
     );
     expect(approval?.status, `${where}: approval-response`).toBe(want.approval);
+    if (scenario.reviewer === 'in-app' && approval) {
+      expect(approval.reviewer, `${where}: the in-app reviewer answered`).toBe(IN_APP_REVIEWER);
+    }
     const ends = recordsOf(records, 'call-end').filter(
       (record) => record.call_id === decision.call_id && record.attempt === decision.attempt,
     );

@@ -191,6 +191,26 @@ async function runScenario(scenario: Scenario, mode: Mode) {
         content = result.content;
       }
       messages.push(...responseMessages);
+      if (scenario.reviewer === 'in-app') {
+        // The person approves in the chat app (useChat's addToolApprovalResponse); the route
+        // handler forwards the answers to callgate with the person's reviewer key.
+        const requests = content.filter(
+          (part): part is { type: 'tool-approval-request'; approvalId: string } =>
+            (part as { type?: string }).type === 'tool-approval-request',
+        );
+        if (requests.length === 0) break;
+        messages.push({
+          role: 'tool',
+          content: requests.map((part) => ({
+            type: 'tool-approval-response' as const,
+            approvalId: part.approvalId,
+            approved: true,
+          })),
+        });
+        const forwarded = await gate.forwardApprovalResponses(messages, { reviewer: world.reviewer });
+        expect(forwarded).toHaveLength(requests.length);
+        continue;
+      }
       const responses = await gate.approvalResponses(content);
       if (responses.length === 0) break;
       messages.push({ role: 'tool', content: responses });
