@@ -1,8 +1,17 @@
 import { resolve } from 'node:path';
 import type { Gateway } from '@callgate/mcp-gateway';
-import { DEFAULT_MCP_PROFILE, readServerConfig, type ServerConfig, startServer } from '@callgate/server';
+import { CallgateError } from '@callgate/protocol';
+import {
+  DEFAULT_MCP_PROFILE,
+  readPolicyFile,
+  readServerConfig,
+  type ServerConfig,
+  startServer,
+  startTelemetry,
+} from '@callgate/server';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { startWitnessLoop } from '../witness/loop.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate serve`; flags win over the config file, which wins over defaults. */
@@ -12,6 +21,8 @@ export interface ServeOptions {
   host?: string;
   port?: number;
   policy?: string;
+  /** Start a new log beside a log key that has none (a lost or emptied database is refused without it). */
+  init?: boolean;
   print: (line: string) => void;
   /** Where log lines go (standard error). */
   log: (line: string) => void;
@@ -33,6 +44,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const config: ServerConfig = options.config
     ? await readServerConfig(options.config, process.env)
     : { tools: [], upstreams: [] };
+  for (const warning of config.warnings ?? []) options.log(`warning: ${warning}`);
   const { policy, source: policySource } = await choosePolicy(config, options.policy, print);
   const defaultProfile = config.defaultProfile ?? DEFAULT_MCP_PROFILE;
   checkProfile(policy, defaultProfile, 'mcp.default_profile');
@@ -43,6 +55,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     policy,
     tools: config.tools,
     logger,
+    ...(options.init ? { init: true } : {}),
     ...(config.vault !== undefined ? { vault: config.vault } : {}),
   });
   const host = options.host ?? config.host ?? '127.0.0.1';
@@ -55,6 +68,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     await embedded.close();
     throw error;
   }
+  const telemetry = startTelemetry(process.env);
   let running: Awaited<ReturnType<typeof startServer>>;
   try {
     running = await startServer({
@@ -64,6 +78,11 @@ export async function runServe(options: ServeOptions): Promise<number> {
         logger,
         gateway,
         defaultProfile,
+        dataDir,
+        ...policyRereader(options),
+        ...(telemetry
+          ? { tracing: { tracer: telemetry.tracer, captureContent: telemetry.captureContent } }
+          : {}),
         ...(config.webhook ? { webhook: config.webhook } : {}),
       },
       host,
@@ -72,9 +91,18 @@ export async function runServe(options: ServeOptions): Promise<number> {
   } catch (error) {
     await gateway.close();
     await embedded.close();
+    await telemetry?.shutdown();
     print(`callgate serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
     return 1;
   }
+  const witnessLoop = config.witnesses
+    ? startWitnessLoop({
+        store: embedded.store,
+        ledger: embedded.ledger,
+        witnesses: config.witnesses,
+        logger,
+      })
+    : undefined;
   print(`callgate serving ${running.url}`);
   print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);
   print(`  approvals  ${running.url}/ui/approvals`);
@@ -90,6 +118,16 @@ export async function runServe(options: ServeOptions): Promise<number> {
   print(`  tools      ${embedded.engine.registry.specs().length} known`);
   print(`  log key    ${embedded.verifierKey}`);
   if (config.webhook) print(`  webhook    ${config.webhook.url}`);
+  print(
+    `  metrics    ${running.url}/metrics   (health ${running.url}/v1/health, readiness ${running.url}/v1/ready)`,
+  );
+  if (telemetry) print('  traces     OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (config.witnesses) {
+    const { quorum, servers } = config.witnesses;
+    print(
+      `  witnesses  ${servers.map((server) => server.url).join(', ')} (quorum ${quorum ?? servers.length})`,
+    );
+  }
   const live = (await embedded.store.listApiKeys()).filter((key) => key.revoked_at === undefined);
   if (live.length === 0) {
     print('');
@@ -99,8 +137,31 @@ export async function runServe(options: ServeOptions): Promise<number> {
   }
   print('Press Ctrl+C to stop.');
   await running.closed;
+  await telemetry?.shutdown();
+  await witnessLoop?.stop();
   print('callgate stopped');
   return 0;
+}
+
+/** Where SIGHUP and `POST /v1/admin/policy` read the policy again: the --policy file or the config. */
+function policyRereader(options: ServeOptions) {
+  if (options.policy) {
+    const path = resolve(options.policy);
+    return { policySource: async () => ({ policy: await readPolicyFile(path), source: path }) };
+  }
+  const file = options.config;
+  if (!file) return {};
+  return {
+    policySource: async () => {
+      const config = await readServerConfig(file, process.env);
+      if (!config.policy)
+        throw new CallgateError(
+          'request-invalid',
+          `${file} no longer names a policy; the policy in force is unchanged`,
+        );
+      return { policy: config.policy, source: config.policySource ?? file };
+    },
+  };
 }
 
 function portNumber(value: string): number {
@@ -132,6 +193,7 @@ export function registerServeCommand(
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default 7420)', portNumber)
     .option('--policy <file>', 'policy file (YAML); default: deny everything')
+    .option('--init', 'start a new log where a log key has no database (or an empty one) beside it')
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
       context.setExitCode(

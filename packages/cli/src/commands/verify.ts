@@ -1,10 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { parseVerifierKey, verifyBundle } from '@callgate/core';
+import { count } from '../format.js';
 
 export interface VerifyOptions {
   publicKey?: string;
   strict?: boolean;
   expectSize?: number;
+  /** Witness vkeys; the newest checkpoint must carry `quorum` (default all) of their cosignatures. */
+  witness?: string[];
+  quorum?: number;
   json?: boolean;
   out: (line: string) => void;
 }
@@ -35,6 +39,8 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
     ...(options.publicKey ? { publicKey: options.publicKey } : {}),
     ...(options.strict ? { strict: true } : {}),
     ...(options.expectSize !== undefined ? { expectSize: options.expectSize } : {}),
+    ...(options.witness?.length ? { witnesses: options.witness } : {}),
+    ...(options.quorum !== undefined ? { quorum: options.quorum } : {}),
   });
   if (options.json) {
     options.out(JSON.stringify(report, null, 2));
@@ -48,7 +54,7 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
     }
     for (const warning of report.warnings) options.out(`warning: ${warning}`);
     options.out(
-      `${report.ok ? 'OK' : 'FAILED'}: ${report.records} records, ${report.checkpoints} checkpoints, ${report.failures.length} failed checks`,
+      `${report.ok ? 'OK' : 'FAILED'}: ${count(report.records, 'record')}, ${count(report.checkpoints, 'checkpoint')}, ${count(report.failures.length, 'failed check')}`,
     );
   }
   return report.ok ? 0 : 1;

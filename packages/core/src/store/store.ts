@@ -159,6 +159,12 @@ export interface Store {
   runHead(runId: string): Promise<RunHead | undefined>;
 
   putCheckpoint(checkpoint: CheckpointRow): Promise<void>;
+  /**
+   * Replaces the note of the stored checkpoint of `size` with `note` — the same checkpoint with
+   * more signature lines (witness cosignatures). Optional: a store without it keeps notes as signed.
+   * The caller checks that `note` is that checkpoint; false when no checkpoint of `size` is stored.
+   */
+  updateCheckpointNote?(size: number, note: string): Promise<boolean>;
   latestCheckpoint(): Promise<CheckpointRow | undefined>;
   /** Checkpoints with `size` in [fromSize, toSize], smallest first. */
   listCheckpoints(fromSize: number, toSize: number): Promise<CheckpointRow[]>;
@@ -178,6 +184,15 @@ export interface Store {
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
 
+  /**
+   * Whether the store can write (optional: a store without it is taken as `ok`). `unavailable`
+   * after a write failed on a full disk or an I/O error, until one succeeds again.
+   */
+  status?(): Promise<StoreStatus>;
+
   /** Finishes pending writes and releases resources. */
   close(): Promise<void>;
 }
+
+/** What {@link Store.status} reports; `since` is epoch ms of the first failed write. */
+export type StoreStatus = { status: 'ok' } | { status: 'unavailable'; reason: string; since: number };

@@ -11,7 +11,7 @@ export interface Session {
   createdAt: number;
   lastSeenAt: number;
   /** A one-time message for the next page (e.g. "approval … approved"). */
-  flash?: { kind: 'ok' | 'error'; message: string };
+  flash?: { kind: 'ok' | 'error' | 'approved' | 'denied'; message: string };
 }
 
 /** Options of {@link SessionStore}; durations in ms. */
@@ -23,8 +23,14 @@ export interface SessionStoreOptions {
   idleMs?: number;
   /** A session ends this long after sign-in whatever its use. Default 24 h. */
   absoluteMs?: number;
-  /** Most sessions kept; the least recently used go first. Default 10,000. */
+  /** Most signed-in sessions kept; the least recently used go first. Default 10,000. */
   maxSessions?: number;
+  /**
+   * Most anonymous sessions kept (a sign-in form's CSRF token each); the least recently used go
+   * first. They are kept apart from signed-in ones, so no number of anonymous visitors evicts a
+   * signed-in reviewer. Default 10,000.
+   */
+  maxAnonymousSessions?: number;
 }
 
 /** Name of the session cookie. */
@@ -33,15 +39,19 @@ export const SESSION_COOKIE = 'callgate_session';
 /**
  * Server-side sessions of the web UI. Ids are 256 random bits; CSRF tokens are
  * HMAC-SHA256(secret, id), compared in constant time. Signing in replaces the session (new id
- * and token) so an id planted before sign-in is worthless after it.
+ * and token) so an id planted before sign-in is worthless after it. Anonymous and signed-in
+ * sessions live in separate maps with separate caps: anonymous traffic only evicts anonymous
+ * sessions.
  */
 export class SessionStore {
   readonly #sessions = new Map<string, Session>();
+  readonly #anonymous = new Map<string, Session>();
   readonly #clock: () => number;
   readonly #secret: string | Uint8Array;
   readonly #idleMs: number;
   readonly #absoluteMs: number;
   readonly #maxSessions: number;
+  readonly #maxAnonymous: number;
 
   constructor(options: SessionStoreOptions) {
     this.#clock = options.clock;
@@ -49,21 +59,29 @@ export class SessionStore {
     this.#idleMs = options.idleMs ?? 8 * 3600_000;
     this.#absoluteMs = options.absoluteMs ?? 24 * 3600_000;
     this.#maxSessions = options.maxSessions ?? 10_000;
+    this.#maxAnonymous = options.maxAnonymousSessions ?? 10_000;
   }
 
-  /** Sessions currently kept. */
+  /** Sessions currently kept (signed-in and anonymous). */
   get size(): number {
+    return this.#sessions.size + this.#anonymous.size;
+  }
+
+  /** Signed-in sessions currently kept. */
+  get signedInSize(): number {
     return this.#sessions.size;
   }
 
-  #mint(): Session {
+  #mint(key?: Session['key']): Session {
     const id = randomBytes(32).toString('base64url');
     const now = this.#clock();
     const session: Session = { id, csrf: this.#csrfOf(id), createdAt: now, lastSeenAt: now };
-    this.#sessions.set(id, session);
-    if (this.#sessions.size > this.#maxSessions) {
-      const oldest = this.#sessions.keys().next().value;
-      if (oldest !== undefined) this.#sessions.delete(oldest);
+    if (key) session.key = key;
+    const map = key ? this.#sessions : this.#anonymous;
+    map.set(id, session);
+    if (map.size > (key ? this.#maxSessions : this.#maxAnonymous)) {
+      const oldest = map.keys().next().value;
+      if (oldest !== undefined) map.delete(oldest);
     }
     return session;
   }
@@ -80,31 +98,31 @@ export class SessionStore {
   /** The live session with this id, refreshed; undefined when unknown or expired. */
   get(id: string | undefined): Session | undefined {
     if (!id) return undefined;
-    const session = this.#sessions.get(id);
+    const map = this.#sessions.has(id) ? this.#sessions : this.#anonymous;
+    const session = map.get(id);
     if (!session) return undefined;
     const now = this.#clock();
     if (now - session.lastSeenAt > this.#idleMs || now - session.createdAt > this.#absoluteMs) {
-      this.#sessions.delete(id);
+      map.delete(id);
       return undefined;
     }
     session.lastSeenAt = now;
     // Re-insert so the map's order is least recently used first.
-    this.#sessions.delete(id);
-    this.#sessions.set(id, session);
+    map.delete(id);
+    map.set(id, session);
     return session;
   }
 
   /** Ends `previous` (if any) and starts a signed-in session for `key`. */
   signIn(previous: Session | undefined, key: ApiKeyRow): Session {
-    if (previous) this.#sessions.delete(previous.id);
-    const session = this.#mint();
-    session.key = { name: key.name, role: key.role, key_hash: key.key_hash };
-    return session;
+    if (previous) this.destroy(previous.id);
+    return this.#mint({ name: key.name, role: key.role, key_hash: key.key_hash });
   }
 
   /** Ends a session. */
   destroy(id: string): void {
     this.#sessions.delete(id);
+    this.#anonymous.delete(id);
   }
 
   /** True when `token` is this session's CSRF token. */
