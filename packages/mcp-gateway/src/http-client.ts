@@ -5,6 +5,7 @@
 // resumption after a dropped stream (Last-Event-ID, the server's `retry`), DELETE on close.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { truncateText } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 
@@ -252,7 +253,7 @@ export class HttpClientTransport implements Transport {
       const text = await readText(incoming).catch(() => '');
       throw new UpstreamHttpError(
         status,
-        `the upstream answered HTTP ${status}${text ? `: ${text.slice(0, 500)}` : ''}`,
+        `the upstream answered HTTP ${status}${text ? `: ${truncateText(text, 500)}` : ''}`,
       );
     }
     const type = String(incoming.headers['content-type'] ?? '');

@@ -1,7 +1,7 @@
-import type { TimelineEntry } from '@callgate/core';
+import { type TimelineEntry, truncateText } from '@callgate/core';
 
 function pad(text: string, width: number): string {
-  return text.length >= width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
+  return text.length >= width ? truncateText(text, width - 1, '…') : text.padEnd(width);
 }
 
 /** The timeline as a fixed-width text table, one line per call. */

@@ -1,16 +1,18 @@
-import type {
-  Approval,
-  ApprovalResponse,
-  Bundle,
-  ErrorKind,
-  Grant,
-  Outcome,
-  StoredGrant,
-  ToolCall,
-  ToolSpec,
+import {
+  type Approval,
+  type ApprovalResponse,
+  type Bundle,
+  CallgateError,
+  type ErrorKind,
+  type Grant,
+  type Outcome,
+  type StoredGrant,
+  type ToolCall,
+  type ToolSpec,
 } from '@callgate/protocol';
 import type { ApprovalPort } from '../approvals/port.js';
 import { canonicalJson } from '../json/canonical.js';
+import { recordable } from '../json/normalize.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../json/safe-json.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Policy } from '../policy/index.js';
@@ -23,6 +25,7 @@ import { type GuardrailOptions, Guardrails } from './guardrails.js';
 import { uuidv7 } from './ids.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type CallOutcomeReport, closeOpenCalls, recordOutcome } from './outcomes.js';
+import { type RefusedAttempt, recordRefusal } from './refusals.js';
 import { ToolRegistry } from './registry.js';
 import { RunStates } from './run-state.js';
 
@@ -176,13 +179,13 @@ export class Engine {
   async recordMessage(runId: string, message: ModelMessage): Promise<void> {
     await this.#runs.get(runId);
     const writes: Promise<unknown>[] = [];
-    const content =
-      message.content === undefined ? null : commitValue(this.#context, message.content, writes);
+    const content = message.content === undefined ? undefined : recordable(message.content);
     writes.push(
       this.ledger.append(runId, {
         type: 'model-message',
         role: message.role,
-        content_commitment: content,
+        content_commitment: content === undefined ? null : commitValue(this.#context, content.value, writes),
+        ...(content && content.reasons.length > 0 ? { content_normalized: content.reasons } : {}),
         tool_calls: [],
       }),
     );
@@ -225,9 +228,11 @@ export class Engine {
         method: exchange.method,
         upstream: exchange.upstream,
         target: exchange.target ?? null,
-        params_commitment: commitValue(this.#context, exchange.params ?? null, writes),
+        params_commitment: commitValue(this.#context, recordable(exchange.params ?? null).value, writes),
         result_commitment:
-          exchange.result === undefined ? null : commitValue(this.#context, exchange.result, writes),
+          exchange.result === undefined
+            ? null
+            : commitValue(this.#context, recordable(exchange.result).value, writes),
         ...(exchange.error_kind ? { error_kind: exchange.error_kind } : {}),
       }),
     );
@@ -249,9 +254,50 @@ export class Engine {
     return this.store.listApprovals(query);
   }
 
-  /** Answers a pending approval (see {@link ApprovalCoordinator.respond}). */
-  respondToApproval(approvalId: string, response: ApprovalResponse): Promise<ApprovalState> {
-    return this.#approvals.respond(approvalId, response);
+  /**
+   * Answers a pending approval (see {@link ApprovalCoordinator.respond}). An answer to an approval
+   * that is no longer pending is refused and recorded in the approval's run as a `refusal`
+   * (`approval-not-pending`, the reviewer as actor).
+   */
+  async respondToApproval(approvalId: string, response: ApprovalResponse): Promise<ApprovalState> {
+    try {
+      return await this.#approvals.respond(approvalId, response);
+    } catch (error) {
+      if (error instanceof CallgateError && error.kind === 'conflict') {
+        const approval = await this.store.getApproval(approvalId);
+        const state = approval ? await this.#openRun(approval.run_id) : undefined;
+        if (approval && state) {
+          await recordRefusal(this.#context, state, {
+            kind: 'approval-not-pending',
+            actor: typeof response?.reviewer === 'string' ? response.reviewer : null,
+            call_id: approval.call_id,
+            approval_id: approval.id,
+            tool: approval.tool,
+            reason: error.message,
+          });
+        }
+      }
+      throw error;
+    }
+  }
+
+  /** The state of an open run, or undefined for an unknown or ended one. */
+  async #openRun(runId: string) {
+    try {
+      return await this.#runs.get(runId);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Records a refused attempt aimed at an open run (a `refusal` record, bounded per run; see
+   * docs/ledger.md, invariant 3): e.g. the MCP gateway's call of a tool outside the profile.
+   * Does nothing for an unknown or ended run. Never throws.
+   */
+  async recordRefusedAttempt(runId: string, attempt: RefusedAttempt): Promise<void> {
+    const state = await this.#openRun(runId);
+    if (state) await recordRefusal(this.#context, state, attempt);
   }
 
   /** Withdraws a pending approval; undefined when it was not pending. */
@@ -265,11 +311,57 @@ export class Engine {
   }
 
   /**
-   * Consumes a grant for exactly this call: atomically, once.
+   * Consumes a grant for exactly this call: atomically, once. A consume that fails is recorded
+   * (docs/ledger.md, invariant 2): a `refusal` (`grant-invalid`, with the reason) in the run the
+   * binding names, and the call it names, when open there, ends `denied` (`grant-invalid`), so no
+   * later outcome can claim it ran under the grant.
    * @throws CallgateError `grant-invalid` on any mismatch, reuse or expiry.
    */
-  consumeGrant(token: string, binding: GrantBinding): Promise<StoredGrant> {
-    return consumeGrant(this.store, token, binding, this.#context.clock());
+  async consumeGrant(
+    token: string,
+    binding: GrantBinding,
+    options: { actor?: string } = {},
+  ): Promise<StoredGrant> {
+    let grant: StoredGrant;
+    try {
+      grant = await consumeGrant(this.store, token, binding, this.#context.clock());
+    } catch (error) {
+      if (error instanceof CallgateError && error.kind === 'grant-invalid')
+        await this.#refuseConsume(binding, error, options.actor);
+      throw error;
+    }
+    const state = await this.#openRun(binding.run_id);
+    const call = state?.calls.get(binding.call_id);
+    if (state && call) state.consumed.add(`${call.call_id}\u0000${call.attempt}`);
+    return grant;
+  }
+
+  async #refuseConsume(binding: GrantBinding, error: CallgateError, actor: string | undefined): Promise<void> {
+    const state = await this.#openRun(binding.run_id);
+    if (!state) return;
+    await recordRefusal(this.#context, state, {
+      kind: 'grant-invalid',
+      actor: actor ?? null,
+      call_id: binding.call_id,
+      tool: binding.tool,
+      reason: error.message,
+    });
+    const call = state.calls.get(binding.call_id);
+    if (!call || call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') return;
+    if (state.consumed.has(`${call.call_id}\u0000${call.attempt}`)) return; // it already ran under its grant
+    try {
+      await recordOutcome(this.#context, state, {
+        call_id: call.call_id,
+        outcome: 'denied',
+        result: { error: error.toBody().error },
+        error_kind: 'grant-invalid',
+      });
+    } catch (recordError) {
+      this.#context.logger.error(
+        { run_id: binding.run_id, call_id: call.call_id, error: String(recordError) },
+        'the refused consume could not end its call',
+      );
+    }
   }
 
   /**
@@ -294,7 +386,12 @@ export class Engine {
         if (principalOf.get(grant.run_id) !== principal) continue;
       }
       const consumed = await this.store.consumeGrant(grant.token_hash, now);
-      if (consumed) return consumed;
+      if (consumed) {
+        const state = await this.#openRun(consumed.run_id);
+        const call = state?.calls.get(consumed.call_id);
+        if (state && call) state.consumed.add(`${call.call_id}\u0000${call.attempt}`);
+        return consumed;
+      }
     }
     return undefined;
   }

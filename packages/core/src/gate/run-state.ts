@@ -16,6 +16,17 @@ export class RunState {
   /** Calls counted toward limits: all that were decided (not refused before the decision). */
   callCount = 0;
   readonly toolCounts = new Map<string, number>();
+  /** `refusal` records written for this run by this process (see refusals.ts). */
+  refusals = 0;
+  /** Call attempts (`call_id\u0000attempt`) whose grant this process consumed successfully. */
+  readonly consumed = new Set<string>();
+  /**
+   * Call attempts decided before this process loaded the run (a restart): whether their grant was
+   * consumed is not known here, so an outcome's claim that it was is taken as given.
+   */
+  readonly inherited = new Set<string>();
+  /** Epoch ms of the last thing the agent did in this run (for the idle limit). */
+  lastActivity = 0;
 
   constructor(run: RunRow) {
     this.run = run;
@@ -71,6 +82,11 @@ export class RunStates {
     this.#states.delete(runId);
   }
 
+  /** The open runs this process holds in memory. */
+  open(): RunState[] {
+    return [...this.#states.values()];
+  }
+
   async #load(runId: string): Promise<RunState> {
     const run = await this.#store.getRun(runId);
     if (!run) throw new CallgateError('not-found', `no run ${runId}`);
@@ -79,10 +95,12 @@ export class RunStates {
     const state = new RunState(run);
     for (const call of await this.#store.listCalls(runId)) {
       state.remember(call);
+      state.inherited.add(`${call.call_id}\u0000${call.attempt}`);
       if (call.decision !== 'refused') state.count(call.tool);
     }
     for (const record of await this.#store.readRunRecords(runId)) {
       if (record.type === 'policy-snapshot') state.policyDigests.add(record.policy_digest);
+      else if (record.type === 'refusal') state.refusals++;
     }
     this.#states.set(runId, state);
     return state;
