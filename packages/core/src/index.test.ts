@@ -45,6 +45,7 @@ describe('@callgate/core public API', () => {
         "openCheckpoint",
         "opens",
         "parseCheckpoint",
+        "parseJsonLossless",
         "parseJsonStrict",
         "parseSignerKey",
         "parseVerifierKey",

@@ -58,7 +58,13 @@ export { canonicalJson, commit, commitCanonical, digestOf, opens } from './json/
 export type { NormalizedMarker, NormalizeReason, Recordable } from './json/normalize.js';
 export { MAX_RECORDED_BYTES, NORMALIZE_RULE, recordable } from './json/normalize.js';
 export type { JsonLimits } from './json/safe-json.js';
-export { checkJsonValue, DEFAULT_JSON_LIMITS, parseJsonStrict, readArguments } from './json/safe-json.js';
+export {
+  checkJsonValue,
+  DEFAULT_JSON_LIMITS,
+  parseJsonLossless,
+  parseJsonStrict,
+  readArguments,
+} from './json/safe-json.js';
 export { truncateText } from './json/text.js';
 export { policyMetaKey, putPolicyDocument } from './ledger/export.js';
 export type { LedgerOptions } from './ledger/ledger.js';

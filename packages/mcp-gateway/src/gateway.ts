@@ -4,7 +4,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { type Engine, type Logger, silentLogger } from '@callgate/core';
 import { CallgateError } from '@callgate/protocol';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ToolCatalog } from './catalog.js';
@@ -13,6 +12,7 @@ import { type GatewayContext, InFlightRequests, type SessionContext } from './co
 import { type HttpOptions, HttpSessions, knownProfile } from './http.js';
 import { Subscriptions } from './routing.js';
 import { GatewaySession, levelRank } from './session.js';
+import { LosslessStdioServerTransport } from './stdio-transport.js';
 import { type Loose, Upstream, type UpstreamEvents, type UpstreamStatus } from './upstream.js';
 
 /** Options of {@link createGateway}. */
@@ -247,7 +247,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       const stdin = streams.stdin ?? process.stdin;
       const session = new GatewaySession(context, sessionContext);
-      const transport = new StdioServerTransport(stdin, streams.stdout ?? process.stdout);
+      const transport = new LosslessStdioServerTransport(stdin, streams.stdout ?? process.stdout);
       let resolveClosed: () => void = () => {};
       const closed = new Promise<void>((resolve) => {
         resolveClosed = resolve;

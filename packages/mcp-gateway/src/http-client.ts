@@ -8,6 +8,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { truncateText } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { invalidJsonAnswer } from './json-rpc.js';
 
 const DEFAULT_RETRY_MS = 1_000;
 const MAX_RESUMES = 5;
@@ -174,6 +175,12 @@ export class HttpClientTransport implements Transport {
     try {
       parsed = JSON.parse(data);
     } catch (error) {
+      // An answer that is not valid JSON (a bare NaN) ends its request at once, as an error.
+      const answer = invalidJsonAnswer(data, error instanceof Error ? error.message : String(error));
+      if (answer && 'id' in answer) {
+        this.onmessage?.(answer);
+        return [answer.id as string | number];
+      }
       this.onerror?.(new Error(`the upstream sent an event that is not JSON: ${String(error)}`));
       return [];
     }

@@ -7,6 +7,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { awaitApproval, ProgressRelay } from './approval-wait.js';
 import type { GatewayTool } from './catalog.js';
 import type { RequestExtra } from './context.js';
+import { UPSTREAM_INVALID_JSON } from './json-rpc.js';
 import { errorResult, jsonEncodedArguments } from './results.js';
 import type { GatewaySession } from './session.js';
 import type { ToolCallParams } from './tools.js';
@@ -116,7 +117,8 @@ async function forward(
     const local =
       !(error instanceof McpError) ||
       error.code === ErrorCode.RequestTimeout ||
-      error.code === ErrorCode.ConnectionClosed;
+      error.code === ErrorCode.ConnectionClosed ||
+      (error.data as { callgate?: unknown } | undefined)?.callgate === UPSTREAM_INVALID_JSON;
     const detail: ErrorDetail = {
       kind: 'tool-error',
       message: local ? `${tool.upstream.name}: ${message}` : message,

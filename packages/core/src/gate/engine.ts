@@ -336,7 +336,11 @@ export class Engine {
     return grant;
   }
 
-  async #refuseConsume(binding: GrantBinding, error: CallgateError, actor: string | undefined): Promise<void> {
+  async #refuseConsume(
+    binding: GrantBinding,
+    error: CallgateError,
+    actor: string | undefined,
+  ): Promise<void> {
     const state = await this.#openRun(binding.run_id);
     if (!state) return;
     await recordRefusal(this.#context, state, {
@@ -347,7 +351,8 @@ export class Engine {
       reason: error.message,
     });
     const call = state.calls.get(binding.call_id);
-    if (!call || call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') return;
+    if (!call || call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused')
+      return;
     if (state.consumed.has(`${call.call_id}\u0000${call.attempt}`)) return; // it already ran under its grant
     try {
       await recordOutcome(this.#context, state, {

@@ -13,7 +13,10 @@ async function recordsOf(engine: Awaited<ReturnType<typeof testEngine>>['engine'
   return { bundle, records: bundle.records as LedgerRecord[] };
 }
 
-function openingOf(bundle: { openings?: { commitment: string; value: unknown }[] }, commitment: string | null) {
+function openingOf(
+  bundle: { openings?: { commitment: string; value: unknown }[] },
+  commitment: string | null,
+) {
   return bundle.openings?.find((opening) => opening.commitment === commitment)?.value;
 }
 
@@ -63,10 +66,9 @@ describe('normalisation (callgate-normalize/1): a value with no canonical form n
     });
     const { records } = await recordsOf(engine, runId);
     const messages = records.filter((record) => record.type === 'model-message');
-    expect(messages.map((message) => message.type === 'model-message' && message.content_normalized)).toEqual([
-      ['lone-surrogate', 'non-finite-number'],
-      ['lone-surrogate'],
-    ]);
+    expect(messages.map((message) => message.type === 'model-message' && message.content_normalized)).toEqual(
+      [['lone-surrogate', 'non-finite-number'], ['lone-surrogate']],
+    );
   });
 
   it('commits a canonical value as it is, with no marker', async () => {
@@ -77,18 +79,24 @@ describe('normalisation (callgate-normalize/1): a value with no canonical form n
     const { bundle, records } = await recordsOf(engine, runId);
     const end = records.find((record) => record.type === 'call-end');
     expect(end).not.toHaveProperty('result_normalized');
-    expect(openingOf(bundle, end?.type === 'call-end' ? end.result_commitment : null)).toEqual({
-      result: { text: 'a\uD83D\uDE00b' },
-    }.result);
+    expect(openingOf(bundle, end?.type === 'call-end' ? end.result_commitment : null)).toEqual(
+      {
+        result: { text: 'a\uD83D\uDE00b' },
+      }.result,
+    );
   });
 });
 
 describe('grants: no outcome contradicts the ledger', () => {
   it('a failed consume is a refusal record and ends the call denied; a later "ran" is refused', async () => {
     const { engine, runId } = await testEngine();
-    const [verdict] = await engine.decide(runId, [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }], {
-      issueGrants: true,
-    });
+    const [verdict] = await engine.decide(
+      runId,
+      [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }],
+      {
+        issueGrants: true,
+      },
+    );
     const grant = verdict?.grant;
     if (!grant) throw new Error('no grant');
     await expect(
@@ -112,7 +120,9 @@ describe('grants: no outcome contradicts the ledger', () => {
 
   it('an outcome claiming a grant the gate never consumed is refused and recorded', async () => {
     const { engine, runId } = await testEngine();
-    await engine.decide(runId, [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }], { issueGrants: true });
+    await engine.decide(runId, [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }], {
+      issueGrants: true,
+    });
     await expect(
       engine.recordOutcome(runId, { call_id: 'c1', outcome: 'ok', result: 'x', grant_consumed: true }),
     ).rejects.toMatchObject({ kind: 'grant-invalid' });
@@ -125,9 +135,13 @@ describe('grants: no outcome contradicts the ledger', () => {
 
   it('an outcome after a successful consume is accepted with grant_consumed', async () => {
     const { engine, runId } = await testEngine();
-    const [verdict] = await engine.decide(runId, [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }], {
-      issueGrants: true,
-    });
+    const [verdict] = await engine.decide(
+      runId,
+      [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }],
+      {
+        issueGrants: true,
+      },
+    );
     const grant = verdict?.grant;
     if (!grant || !verdict) throw new Error('no grant');
     await engine.consumeGrant(grant.token, {
@@ -150,24 +164,33 @@ describe('refused attempts are evidence', () => {
     ]);
     const id = verdict?.approval?.id as string;
     await engine.respondToApproval(id, { approved: true, reviewer: 'alice' });
-    await expect(engine.respondToApproval(id, { approved: false, reviewer: 'mallory' })).rejects.toMatchObject({
+    await expect(
+      engine.respondToApproval(id, { approved: false, reviewer: 'mallory' }),
+    ).rejects.toMatchObject({
       kind: 'conflict',
     });
     const { records } = await recordsOf(engine, runId);
     expect(records.filter((record) => record.type === 'refusal')).toEqual([
-      expect.objectContaining({ kind: 'approval-not-pending', actor: 'mallory', approval_id: id, call_id: 'c1' }),
+      expect.objectContaining({
+        kind: 'approval-not-pending',
+        actor: 'mallory',
+        approval_id: id,
+        call_id: 'c1',
+      }),
     ]);
   });
 
   it('is rate-limited per run: 100 records, the last marked suppressed', async () => {
     const { engine, runId } = await testEngine();
     for (let index = 0; index < 130; index++) {
-      await engine.consumeGrant(`cgt_forged${index}`, {
-        run_id: runId,
-        call_id: `x${index}`,
-        tool: 'read_file',
-        arguments_digest: 'sha256:00',
-      }).catch(() => undefined);
+      await engine
+        .consumeGrant(`cgt_forged${index}`, {
+          run_id: runId,
+          call_id: `x${index}`,
+          tool: 'read_file',
+          arguments_digest: 'sha256:00',
+        })
+        .catch(() => undefined);
     }
     const { records } = await recordsOf(engine, runId);
     const refusals = records.filter((record) => record.type === 'refusal');
@@ -194,14 +217,22 @@ describe('the gate’s rules inside one step and inside strings', () => {
       },
     );
     expect(ran).toBe(1);
-    expect(results.map((result) => (result.ok ? 'ok' : result.error.kind))).toEqual(['ok', 'idempotency-blocked']);
+    expect(results.map((result) => (result.ok ? 'ok' : result.error.kind))).toEqual([
+      'ok',
+      'idempotency-blocked',
+    ]);
   });
 
   it('an address from an untrusted page inside a longer argument marks the call; a common phrase does not', async () => {
     const { engine, runId } = await testEngine();
-    await executeStep(engine, runId, [{ id: 'w', tool: 'web_fetch', arguments: { url: 'https://x' } }], () => ({
-      text: 'Thank you for visiting. For refunds write to refunds@evil.example today.',
-    }));
+    await executeStep(
+      engine,
+      runId,
+      [{ id: 'w', tool: 'web_fetch', arguments: { url: 'https://x' } }],
+      () => ({
+        text: 'Thank you for visiting. For refunds write to refunds@evil.example today.',
+      }),
+    );
     const [marked] = await engine.decide(runId, [
       { id: 'm', tool: 'send_invoice', arguments: { to: 'Please pay refunds@evil.example now', amount: 1 } },
     ]);
@@ -220,7 +251,8 @@ describe('the gate’s rules inside one step and inside strings', () => {
     });
     const { bundle, records } = await recordsOf(engine, runId);
     const message = records.find((record) => record.type === 'model-message');
-    const commitment = message?.type === 'model-message' ? (message.tool_calls[0]?.arguments_commitment ?? null) : null;
+    const commitment =
+      message?.type === 'model-message' ? (message.tool_calls[0]?.arguments_commitment ?? null) : null;
     expect(openingOf(bundle, commitment)).toEqual({ to: 'acme', amount: 10, force: true });
   });
 });

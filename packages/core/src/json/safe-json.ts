@@ -1,5 +1,5 @@
 import { CallgateError } from '@callgate/protocol';
-import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
+import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
 
 /** Limits on a JSON value taken from a model. */
 export interface JsonLimits {
@@ -58,6 +58,17 @@ const childPath = (path: string, key: string) =>
 type UnsafeIntegers = 'refuse' | 'keep-rounded' | 'keep-lossless';
 
 /**
+ * A number kept with the digits as sent because a double cannot hold it (`keep-lossless`). The
+ * gate reads `value` (the digits); `JSON.stringify` writes the nearest double, as it would have
+ * without the lossless parse, since Node 20 has no way to write raw digits.
+ */
+class KeptNumber extends LosslessNumber {
+  toJSON(): number {
+    return Number(this.value);
+  }
+}
+
+/**
  * Turns the parser's lossless numbers into numbers, refusing by JSON path any that would lose
  * precision (`refuse`), rounding it (`keep-rounded`) or keeping it as the parser's
  * `LosslessNumber`, digits as sent (`keep-lossless`).
@@ -66,8 +77,11 @@ function withNumbers(value: unknown, path: string, mode: UnsafeIntegers = 'refus
   if (isLosslessNumber(value)) {
     if (mode === 'refuse') return describeNumber(value.value, path);
     const number = Number(value.value);
-    if (mode === 'keep-lossless' && (!Number.isFinite(number) || (Number.isInteger(number) && !Number.isSafeInteger(number))))
-      return value;
+    if (
+      mode === 'keep-lossless' &&
+      (!Number.isFinite(number) || (Number.isInteger(number) && !Number.isSafeInteger(number)))
+    )
+      return new KeptNumber(value.value);
     return number;
   }
   if (Array.isArray(value)) {
@@ -212,7 +226,9 @@ export function checkJsonValue(
     } else if (isLosslessNumber(node)) {
       // Kept by the lossless parser: digits as sent, beyond what a double holds.
       if (!allowUnsafeIntegers)
-        refuseHere(`the integer ${node.value} is beyond ±(2^53−1) and would lose precision; send it as a string`);
+        refuseHere(
+          `the integer ${node.value} is beyond ±(2^53−1) and would lose precision; send it as a string`,
+        );
       bytes += node.value.length;
     } else if (typeof node === 'object') {
       const prototype = Object.getPrototypeOf(node);
@@ -259,4 +275,34 @@ export function readArguments(
     refuse(`arguments must be a JSON object, got ${kind}`, 'arguments');
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * Parses a JSON envelope (an HTTP or JSON-RPC body) losslessly, without judging the values inside:
+ * an integer beyond ±(2^53−1) keeps its digits (a lossless-json `LosslessNumber`, which
+ * {@link checkJsonValue} refuses quoting those digits), a key given twice with different values
+ * and the keys `__proto__`, `constructor` and `prototype` are refused, nesting deeper than
+ * `limits.maxDepth` is refused before parsing. Strings are kept as sent (lone surrogates
+ * included): the gate refuses them where a tool would see them.
+ *
+ * @throws CallgateError `tool-args-invalid` naming the position or the JSON path and the reason.
+ */
+export function parseJsonLossless(
+  text: string,
+  path = 'body',
+  limits: JsonLimits = DEFAULT_JSON_LIMITS,
+): unknown {
+  const tooDeep = depthBeyond(text, limits.maxDepth);
+  if (tooDeep !== undefined) {
+    refuse(`${path}: nesting deeper than ${limits.maxDepth} (${lineAndColumn(text, tooDeep)})`, path);
+  }
+  try {
+    return withNumbers(parseLossless(text), path, 'keep-lossless');
+  } catch (error) {
+    if (error instanceof CallgateError) throw error;
+    const message = (error as Error).message;
+    const match = /position (\d+)/.exec(message);
+    const where = match ? ` (${lineAndColumn(text, Number(match[1]))})` : '';
+    throw new CallgateError('tool-args-invalid', `${path} is not valid JSON: ${message}${where}`, { path });
+  }
 }
