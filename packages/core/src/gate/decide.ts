@@ -95,16 +95,13 @@ function refusal(error: unknown): ErrorBody['error'] {
 
 /**
  * The call id of a call of the run with the same tool and idempotency key that was decided
- * (allowed or asked), has not ended and is not `callId` itself: two calls of one side effect in
- * one step, or while the first still runs, are one decided and one `idempotency-blocked`.
+ * (allowed or asked) and has not ended: two calls of one side effect in one step, or while the
+ * first still runs, are one decided and one `idempotency-blocked`.
  */
-function openUnderKey(state: RunState, tool: string, key: string, callId: string): string | undefined {
-  for (const call of state.calls.values()) {
-    if (call.call_id === callId || call.tool !== tool || call.idempotency_key !== key) continue;
-    if (call.outcome !== undefined && call.outcome !== 'ok') continue;
-    if (call.decision === 'allow' || call.decision === 'ask') {
-      if (call.outcome === undefined) return call.call_id;
-    }
+function openUnderKey(state: RunState, tool: string, key: string): string | undefined {
+  for (const call of state.attempts.values()) {
+    if (call.tool !== tool || call.idempotency_key !== key || call.outcome !== undefined) continue;
+    if (call.decision === 'allow' || call.decision === 'ask') return call.call_id;
   }
   return undefined;
 }
@@ -238,7 +235,7 @@ export async function decideCalls(
       state.count(verdict.tool);
       if (item.idempotencyKey !== undefined && decision.effect !== 'deny') {
         const done = await context.store.getIdempotencyKey(verdict.tool, item.idempotencyKey);
-        const open = openUnderKey(state, verdict.tool, item.idempotencyKey, verdict.call_id);
+        const open = openUnderKey(state, verdict.tool, item.idempotencyKey);
         if (done === undefined && open !== undefined) {
           verdict.error = refusal(
             new CallgateError(

@@ -331,7 +331,7 @@ export class Engine {
       throw error;
     }
     const state = await this.#openRun(binding.run_id);
-    const call = state?.calls.get(binding.call_id);
+    const call = state?.attemptFor(binding.call_id, grant.arguments_digest);
     if (state && call) state.consumed.add(`${call.call_id}\u0000${call.attempt}`);
     return grant;
   }
@@ -350,13 +350,14 @@ export class Engine {
       tool: binding.tool,
       reason: error.message,
     });
-    const call = state.calls.get(binding.call_id);
+    const call = state.attemptFor(binding.call_id, binding.arguments_digest);
     if (!call || call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused')
       return;
     if (state.consumed.has(`${call.call_id}\u0000${call.attempt}`)) return; // it already ran under its grant
     try {
       await recordOutcome(this.#context, state, {
         call_id: call.call_id,
+        attempt: call.attempt,
         outcome: 'denied',
         result: { error: error.toBody().error },
         error_kind: 'grant-invalid',
@@ -393,7 +394,7 @@ export class Engine {
       const consumed = await this.store.consumeGrant(grant.token_hash, now);
       if (consumed) {
         const state = await this.#openRun(consumed.run_id);
-        const call = state?.calls.get(consumed.call_id);
+        const call = state?.attemptFor(consumed.call_id, consumed.arguments_digest);
         if (state && call) state.consumed.add(`${call.call_id}\u0000${call.attempt}`);
         return consumed;
       }

@@ -44,8 +44,8 @@ export async function recordOutcome(
   state: RunState,
   report: CallOutcomeReport,
 ): Promise<Outcome> {
-  const call = state.calls.get(report.call_id);
-  if (!call || (report.attempt !== undefined && report.attempt !== call.attempt)) {
+  const call = state.attempt(report.call_id, report.attempt);
+  if (!call) {
     throw new CallgateError(
       'not-found',
       `call ${report.call_id} was not decided in run ${state.run.run_id}`,
@@ -149,7 +149,7 @@ export async function recordOutcome(
  */
 export async function closeOpenCalls(context: GateContext, state: RunState): Promise<number> {
   let count = 0;
-  for (const call of state.calls.values()) {
+  for (const call of state.attempts.values()) {
     if (call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') continue;
     const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
     if (approval && approval.status !== 'approved') {
@@ -159,9 +159,18 @@ export async function closeOpenCalls(context: GateContext, state: RunState): Pro
           : approval.status === 'pending'
             ? 'approval-pending'
             : 'approval-expired';
-      await recordOutcome(context, state, { call_id: call.call_id, outcome: 'denied', error_kind: kind });
+      await recordOutcome(context, state, {
+        call_id: call.call_id,
+        attempt: call.attempt,
+        outcome: 'denied',
+        error_kind: kind,
+      });
     } else {
-      await recordOutcome(context, state, { call_id: call.call_id, outcome: 'decided-not-completed' });
+      await recordOutcome(context, state, {
+        call_id: call.call_id,
+        attempt: call.attempt,
+        outcome: 'decided-not-completed',
+      });
     }
     count++;
   }

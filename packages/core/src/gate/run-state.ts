@@ -41,9 +41,31 @@ export class RunState {
     this.toolCounts.set(tool, (this.toolCounts.get(tool) ?? 0) + 1);
   }
 
+  /** Every attempt of every call (`call_id\u0000attempt`): a call id given twice in one step has two. */
+  readonly attempts = new Map<string, CallRow>();
+
   remember(call: CallRow): void {
     const known = this.calls.get(call.call_id);
     if (!known || known.attempt <= call.attempt) this.calls.set(call.call_id, call);
+    this.attempts.set(`${call.call_id}\u0000${call.attempt}`, call);
+  }
+
+  /** One attempt of a call: the given one, else the latest. */
+  attempt(callId: string, attempt?: number): CallRow | undefined {
+    return attempt === undefined ? this.calls.get(callId) : this.attempts.get(`${callId}\u0000${attempt}`);
+  }
+
+  /**
+   * The attempt of `callId` a grant for `argumentsDigest` is for: an open one with that digest,
+   * else the latest.
+   */
+  attemptFor(callId: string, argumentsDigest: string): CallRow | undefined {
+    let found: CallRow | undefined;
+    for (const call of this.attempts.values()) {
+      if (call.call_id === callId && call.outcome === undefined && call.arguments_digest === argumentsDigest)
+        found = found && found.attempt < call.attempt ? found : call;
+    }
+    return found ?? this.calls.get(callId);
   }
 }
 

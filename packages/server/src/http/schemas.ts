@@ -73,8 +73,8 @@ export const messageBody = z.strictObject({
 export const callBody = z.strictObject({
   id: z.string().max(256).nullable().optional(),
   tool: z.string().max(256),
-  /** An object, or a JSON string of one (as chat APIs deliver it). */
-  arguments: z.unknown(),
+  /** An object, or a JSON string of one (as chat APIs deliver it); absent means no arguments. */
+  arguments: z.unknown().optional(),
 });
 
 export const decisionsBody = z.strictObject({
@@ -227,6 +227,8 @@ export const verifyReportSchema = z.object({
     }),
   ),
   warnings: z.array(z.string()),
+  /** Bundle fields no signature covers (`exported_at`, `synchronous`): the exporter's claims. */
+  unsigned: z.array(z.string()).optional(),
   records: z.number().int(),
   checkpoints: z.number().int(),
 });

@@ -1,6 +1,7 @@
-import { parseJsonStrict } from '@callgate/core';
+import { parseJsonLossless } from '@callgate/core';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import type { z } from 'zod';
+import { refuseLoneSurrogates } from './committed-values.js';
 
 /** Largest JSON body the API accepts, in bytes: 1 MiB of arguments plus room for the envelope. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024 + 64 * 1024;
@@ -96,12 +97,9 @@ export function parseJsonBody(text: string, contentType: string | undefined, lim
     // Unsafe integers keep their digits here (lossless-json numbers): the gate refuses them in
     // tool arguments call by call, quoting the digits as sent, and commits results and messages
     // holding them under callgate-normalize/1, instead of the whole request failing or rounding.
-    return parseJsonStrict(
-      text,
-      'body',
-      { maxBytes: limit, maxDepth: BODY_MAX_DEPTH },
-      { unsafeIntegers: 'keep-lossless' },
-    );
+    const body = parseJsonLossless(text, 'body', { maxBytes: limit, maxDepth: BODY_MAX_DEPTH });
+    refuseLoneSurrogates(body);
+    return body;
   } catch (error) {
     if (!isCallgateError(error) || error.kind !== 'tool-args-invalid') throw error;
     // Text that is not JSON at all keeps the message clients know; only then is it parsed twice.

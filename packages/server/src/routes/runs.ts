@@ -159,7 +159,8 @@ export function runRoutes(server: ServerContext): Route[] {
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
         if (body.tools) registerTools(server, key, body.tools);
-        const verdicts = await engine.decide(run.run_id, body.calls, {
+        const calls = body.calls.map((call) => ({ ...call, arguments: call.arguments }));
+        const verdicts = await engine.decide(run.run_id, calls, {
           ...(body.message ? { message: body.message } : {}),
           issueGrants: true,
         });

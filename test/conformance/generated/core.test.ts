@@ -1,0 +1,20 @@
+// Generated runs through core's executeStep (in-process engine on a MemoryStore, reviewers as an
+// approval port), checked from outside after each run. `npm run fuzz` runs many more.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { runThroughCore } from './core-driver.js';
+import { runArbitrary, runCount, runSeed, Tally } from './runs.js';
+
+describe('generated runs through core executeStep', () => {
+  it('hold every invariant of the record', async () => {
+    const tally = new Tally();
+    await fc.assert(
+      fc.asyncProperty(runArbitrary, (run) => runThroughCore(run, tally)),
+      { numRuns: runCount(300), seed: runSeed() },
+    );
+    if (process.env.CALLGATE_FUZZ_RUNS) console.log(`core executeStep: ${tally}`);
+    expect(tally.runs).toBeGreaterThanOrEqual(300);
+    expect(tally.refusals).toBeGreaterThan(0);
+    expect(tally.normalized).toBeGreaterThan(0);
+  }, 600_000);
+});

@@ -1,0 +1,21 @@
+// Generated runs through the HTTP API (the Hono app, `app.request()`), driven as an agent and a
+// reviewer would drive it: decisions, grant consumes, outcomes, approvals answered (and answered
+// late or twice), runs ended. Bodies are written as raw JSON text, so big integers travel with
+// their digits. Checked from outside after each run.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { runThroughHttp } from './http-driver.js';
+import { runArbitrary, runCount, runSeed, Tally } from './runs.js';
+
+describe('generated runs through the HTTP API', () => {
+  it('hold every invariant of the record', async () => {
+    const tally = new Tally();
+    await fc.assert(
+      fc.asyncProperty(runArbitrary, (run) => runThroughHttp(run, tally)),
+      { numRuns: runCount(300), seed: runSeed() },
+    );
+    if (process.env.CALLGATE_FUZZ_RUNS) console.log(`HTTP API: ${tally}`);
+    expect(tally.runs).toBeGreaterThanOrEqual(300);
+    expect(tally.normalized).toBeGreaterThan(0);
+  }, 600_000);
+});
