@@ -158,10 +158,18 @@ const callArbitrary: fc.Arbitrary<GeneratedCall> = fc.record({
   act: fc.constantFrom<ToolAct>('succeed', 'succeed', 'throw', 'hang', 'non-canonical'),
 });
 
+/** Whole runs: 1–`maxSteps` steps of 1–6 calls. */
+export function runsOf(maxSteps: number): fc.Arbitrary<GeneratedRun> {
+  return fc.record({
+    steps: fc.array(fc.array(callArbitrary, { minLength: 1, maxLength: 6 }), {
+      minLength: 1,
+      maxLength: maxSteps,
+    }),
+  });
+}
+
 /** Whole runs: 1–4 steps of 1–6 calls. */
-export const runArbitrary: fc.Arbitrary<GeneratedRun> = fc.record({
-  steps: fc.array(fc.array(callArbitrary, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }),
-});
+export const runArbitrary: fc.Arbitrary<GeneratedRun> = runsOf(4);
 
 /** How many runs a pass generates: CALLGATE_FUZZ_RUNS, else `quick`. */
 export function runCount(quick: number): number {
@@ -189,6 +197,13 @@ export interface Observed {
 
 /** Counts of what the generated runs held, for the fuzz report. */
 export class Tally {
+  readonly #started = Date.now();
+  /** Printed every `progressEvery` runs of a long (fuzz) pass, so a pass cut short still reports. */
+  constructor(
+    readonly name = 'generated runs',
+    readonly progressEvery = process.env.CALLGATE_FUZZ_RUNS ? 1000 : 0,
+  ) {}
+
   runs = 0;
   calls = 0;
   ran = 0;
@@ -209,6 +224,8 @@ export class Tally {
         if (record.result_normalized) this.normalized++;
       } else if (record.type === 'refusal') this.refusals++;
     }
+    if (this.progressEvery > 0 && this.runs % this.progressEvery === 0)
+      console.log(`${this.name}: ${this}, ${((Date.now() - this.#started) / 1000).toFixed(0)} s`);
   }
 
   toString(): string {
