@@ -6,15 +6,19 @@ import { runThroughCore } from './core-driver.js';
 import { runArbitrary, runCount, runSeed, Tally } from './runs.js';
 
 describe('generated runs through core executeStep', () => {
-  it('hold every invariant of the record', async () => {
-    const tally = new Tally('core executeStep');
-    await fc.assert(
-      fc.asyncProperty(runArbitrary, (run) => runThroughCore(run, tally)),
-      { numRuns: runCount(300), seed: runSeed() },
-    );
-    if (process.env.CALLGATE_FUZZ_RUNS) console.log(`core executeStep: ${tally}`);
-    expect(tally.runs).toBe(runCount(300));
-    expect(tally.refusals).toBeGreaterThan(0);
-    expect(tally.normalized).toBeGreaterThan(0);
-  }, Math.max(600_000, runCount(300) * 1_000));
+  it(
+    'hold every invariant of the record',
+    async () => {
+      const tally = new Tally('core executeStep');
+      await fc.assert(
+        fc.asyncProperty(runArbitrary, (run) => runThroughCore(run, tally)),
+        { numRuns: runCount(300), seed: runSeed() },
+      );
+      if (process.env.CALLGATE_FUZZ_RUNS) console.log(`core executeStep: ${tally}`);
+      expect(tally.runs).toBe(runCount(300));
+      expect(tally.refusals).toBeGreaterThan(0);
+      expect(tally.normalized).toBeGreaterThan(0);
+    },
+    Math.max(600_000, runCount(300) * 1_000),
+  );
 });

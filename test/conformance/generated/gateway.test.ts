@@ -11,15 +11,19 @@ beforeAll(() => world.start(), 30_000);
 afterAll(() => world.close());
 
 describe('generated runs through the MCP gateway', () => {
-  it('hold every invariant of the record', async () => {
-    const tally = new Tally('MCP gateway');
-    let number = 0;
-    await fc.assert(
-      fc.asyncProperty(runsOf(2), (run) => world.run(run, number++, tally)),
-      { numRuns: runCount(300), seed: runSeed() },
-    );
-    if (process.env.CALLGATE_FUZZ_RUNS) console.log(`MCP gateway: ${tally}`);
-    expect(tally.runs).toBe(runCount(300));
-    expect(tally.ran).toBeGreaterThan(0);
-  }, Math.max(900_000, runCount(300) * 1_000));
+  it(
+    'hold every invariant of the record',
+    async () => {
+      const tally = new Tally('MCP gateway');
+      let number = 0;
+      await fc.assert(
+        fc.asyncProperty(runsOf(2), (run) => world.run(run, number++, tally)),
+        { numRuns: runCount(300), seed: runSeed() },
+      );
+      if (process.env.CALLGATE_FUZZ_RUNS) console.log(`MCP gateway: ${tally}`);
+      expect(tally.runs).toBe(runCount(300));
+      expect(tally.ran).toBeGreaterThan(0);
+    },
+    Math.max(900_000, runCount(300) * 1_000),
+  );
 });

@@ -8,14 +8,18 @@ import { runThroughHttp } from './http-driver.js';
 import { runArbitrary, runCount, runSeed, Tally } from './runs.js';
 
 describe('generated runs through the HTTP API', () => {
-  it('hold every invariant of the record', async () => {
-    const tally = new Tally('HTTP API');
-    await fc.assert(
-      fc.asyncProperty(runArbitrary, (run) => runThroughHttp(run, tally)),
-      { numRuns: runCount(300), seed: runSeed() },
-    );
-    if (process.env.CALLGATE_FUZZ_RUNS) console.log(`HTTP API: ${tally}`);
-    expect(tally.runs).toBe(runCount(300));
-    expect(tally.normalized).toBeGreaterThan(0);
-  }, Math.max(600_000, runCount(300) * 1_000));
+  it(
+    'hold every invariant of the record',
+    async () => {
+      const tally = new Tally('HTTP API');
+      await fc.assert(
+        fc.asyncProperty(runArbitrary, (run) => runThroughHttp(run, tally)),
+        { numRuns: runCount(300), seed: runSeed() },
+      );
+      if (process.env.CALLGATE_FUZZ_RUNS) console.log(`HTTP API: ${tally}`);
+      expect(tally.runs).toBe(runCount(300));
+      expect(tally.normalized).toBeGreaterThan(0);
+    },
+    Math.max(600_000, runCount(300) * 1_000),
+  );
 });

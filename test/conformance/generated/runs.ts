@@ -225,7 +225,7 @@ export class Tally {
       } else if (record.type === 'refusal') this.refusals++;
     }
     if (this.progressEvery > 0 && this.runs % this.progressEvery === 0)
-      console.log(`${this.name}: ${this}, ${((Date.now() - this.#started) / 1000).toFixed(0)} s`);
+      process.stdout.write(`${this.name}: ${this}, ${((Date.now() - this.#started) / 1000).toFixed(0)} s\n`);
   }
 
   toString(): string {
