@@ -201,7 +201,9 @@ export class Tally {
   /** Printed every `progressEvery` runs of a long (fuzz) pass, so a pass cut short still reports. */
   constructor(
     readonly name = 'generated runs',
-    readonly progressEvery = process.env.CALLGATE_FUZZ_RUNS ? 1000 : 0,
+    readonly progressEvery = process.env.CALLGATE_FUZZ_RUNS
+      ? Number(process.env.CALLGATE_FUZZ_PROGRESS ?? 500)
+      : 0,
   ) {}
 
   runs = 0;

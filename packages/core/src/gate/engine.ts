@@ -17,10 +17,12 @@ import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../json/safe-json.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Policy } from '../policy/index.js';
 import type { ApprovalQuery, RunRow, Store } from '../store/store.js';
+import { rememberAgentTools, restoreAgentTools } from './agent-tools.js';
 import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
+import { consumeOutstanding, consumeRecorded } from './consume.js';
 import { commitValue, type GateContext } from './context.js';
 import { type CallVerdict, decideCalls, type ModelMessage } from './decide.js';
-import { consumeGrant, type GrantBinding, issueGrant } from './grants.js';
+import { type GrantBinding, issueGrant } from './grants.js';
 import { type GuardrailOptions, Guardrails } from './guardrails.js';
 import { uuidv7 } from './ids.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -44,6 +46,12 @@ export interface EngineOptions {
   /** Size and depth limits on arguments. Default 1 MiB, depth 64. */
   jsonLimits?: Partial<JsonLimits>;
   guardrails?: GuardrailOptions;
+  /**
+   * Idle limit of a run, in ms: a run this engine has seen that nothing came for (no decision,
+   * outcome, message) for this long is ended `abandoned`, its pending approvals withdrawn first.
+   * Default: no limit.
+   */
+  idleRunMs?: number;
   /** Epoch ms. Default `Date.now`. */
   clock?: () => number;
   logger?: Logger;
@@ -78,6 +86,9 @@ export class Engine {
   readonly #approvals: ApprovalCoordinator;
   readonly #policyDocuments = new Set<string>();
   #policy: Policy;
+  #toolsRestored: Promise<void> | undefined;
+  readonly #idleRunMs: number | undefined;
+  readonly #idleTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: EngineOptions) {
     this.registry = new ToolRegistry(options.tools ?? []);
@@ -97,6 +108,43 @@ export class Engine {
     };
     this.#runs = new RunStates(options.store);
     this.#approvals = new ApprovalCoordinator(this.#context, options.approvalPorts ?? []);
+    this.#idleRunMs = options.idleRunMs;
+    if (this.#idleRunMs !== undefined && this.#idleRunMs > 0) {
+      const every = Math.max(1_000, Math.min(60_000, Math.floor(this.#idleRunMs / 4)));
+      this.#idleTimer = setInterval(() => {
+        this.endIdleRuns().catch((error) =>
+          this.#context.logger.error({ error: String(error) }, 'ending idle runs failed'),
+        );
+      }, every);
+      this.#idleTimer.unref?.();
+    }
+  }
+
+  /** The state of an open run the agent just acted in (for the idle limit). */
+  async #active(runId: string) {
+    const state = await this.#runs.get(runId);
+    state.lastActivity = this.#context.clock();
+    return state;
+  }
+
+  /**
+   * Ends every run this engine has seen whose agent did nothing for the idle limit
+   * (`idleRunMs`): its pending approvals are withdrawn (no reviewer approves a call that will
+   * never run), its open calls closed, and the run ended `abandoned`. Returns the runs ended.
+   */
+  async endIdleRuns(now = this.#context.clock()): Promise<string[]> {
+    const limit = this.#idleRunMs;
+    if (limit === undefined) return [];
+    const ended: string[] = [];
+    for (const state of this.#runs.open()) {
+      if (state.lastActivity === 0 || now - state.lastActivity < limit) continue;
+      const runId = state.run.run_id;
+      for (const approval of await this.store.listApprovals({ run_id: runId, status: 'pending' }))
+        await this.#approvals.withdraw(approval.id, `the run was abandoned: nothing came for ${limit} ms`);
+      await this.endRun(runId, 'abandoned');
+      ended.push(runId);
+    }
+    return ended;
   }
 
   /** The policy in force. */
@@ -115,6 +163,23 @@ export class Engine {
     this.#policyDocuments.add(policy.digest);
   }
 
+  /**
+   * Keeps tool specs an agent registered (e.g. through the HTTP API) in the store, so that the
+   * engine of a restarted server knows them before its first decision (see agent-tools.ts).
+   */
+  rememberTools(specs: readonly ToolSpec[]): Promise<void> {
+    return rememberAgentTools(this.store, specs);
+  }
+
+  /**
+   * Adds the tool specs agents registered in an earlier process that the registry does not know
+   * (configured tools win). Done once; `decide` awaits it.
+   */
+  restoreTools(): Promise<void> {
+    this.#toolsRestored ??= restoreAgentTools(this.store, this.registry, this.#context.logger);
+    return this.#toolsRestored;
+  }
+
   /** Starts a run (`run-start` record) and returns it; `run_id` is a UUIDv7. */
   async startRun(start: RunStart): Promise<RunRow> {
     const now = this.#context.clock();
@@ -128,7 +193,7 @@ export class Engine {
       started_at: now,
     };
     await this.store.createRun(run);
-    this.#runs.add(run);
+    this.#runs.add(run).lastActivity = now;
     await this.ledger.append(run.run_id, {
       type: 'run-start',
       principal: run.principal,
@@ -151,7 +216,8 @@ export class Engine {
     calls: readonly ToolCall[],
     options: DecideOptions = {},
   ): Promise<CallVerdict[]> {
-    const state = await this.#runs.get(runId);
+    const state = await this.#active(runId);
+    await this.restoreTools();
     await this.#rememberPolicy(this.#policy);
     const verdicts = await decideCalls(this.#context, state, calls, {
       ...(options.message ? { message: options.message } : {}),
@@ -177,7 +243,7 @@ export class Engine {
    * is committed (kept in the vault when the vault is on), never stored in the ledger.
    */
   async recordMessage(runId: string, message: ModelMessage): Promise<void> {
-    await this.#runs.get(runId);
+    await this.#active(runId);
     const writes: Promise<unknown>[] = [];
     const content = message.content === undefined ? undefined : recordable(message.content);
     writes.push(
@@ -201,7 +267,7 @@ export class Engine {
     runId: string,
     gap: { reason: string; from_ts: number; to_ts: number; calls: number },
   ): Promise<void> {
-    await this.#runs.get(runId);
+    await this.#active(runId);
     await this.ledger.append(runId, { type: 'gap', ...gap });
   }
 
@@ -220,7 +286,7 @@ export class Engine {
       error_kind?: ErrorKind;
     },
   ): Promise<void> {
-    await this.#runs.get(runId);
+    await this.#active(runId);
     const writes: Promise<unknown>[] = [];
     writes.push(
       this.ledger.append(runId, {
@@ -312,62 +378,12 @@ export class Engine {
 
   /**
    * Consumes a grant for exactly this call: atomically, once. A consume that fails is recorded
-   * (docs/ledger.md, invariant 2): a `refusal` (`grant-invalid`, with the reason) in the run the
-   * binding names, and the call it names, when open there, ends `denied` (`grant-invalid`), so no
-   * later outcome can claim it ran under the grant.
+   * (docs/ledger.md, invariant 2; see consume.ts): a `refusal` (`grant-invalid`) in the run the
+   * binding names, and the call it names, when open there, ends `denied`.
    * @throws CallgateError `grant-invalid` on any mismatch, reuse or expiry.
    */
-  async consumeGrant(
-    token: string,
-    binding: GrantBinding,
-    options: { actor?: string } = {},
-  ): Promise<StoredGrant> {
-    let grant: StoredGrant;
-    try {
-      grant = await consumeGrant(this.store, token, binding, this.#context.clock());
-    } catch (error) {
-      if (error instanceof CallgateError && error.kind === 'grant-invalid')
-        await this.#refuseConsume(binding, error, options.actor);
-      throw error;
-    }
-    const state = await this.#openRun(binding.run_id);
-    const call = state?.attemptFor(binding.call_id, grant.arguments_digest);
-    if (state && call) state.consumed.add(`${call.call_id}\u0000${call.attempt}`);
-    return grant;
-  }
-
-  async #refuseConsume(
-    binding: GrantBinding,
-    error: CallgateError,
-    actor: string | undefined,
-  ): Promise<void> {
-    const state = await this.#openRun(binding.run_id);
-    if (!state) return;
-    await recordRefusal(this.#context, state, {
-      kind: 'grant-invalid',
-      actor: actor ?? null,
-      call_id: binding.call_id,
-      tool: binding.tool,
-      reason: error.message,
-    });
-    const call = state.attemptFor(binding.call_id, binding.arguments_digest);
-    if (!call || call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused')
-      return;
-    if (state.consumed.has(`${call.call_id}\u0000${call.attempt}`)) return; // it already ran under its grant
-    try {
-      await recordOutcome(this.#context, state, {
-        call_id: call.call_id,
-        attempt: call.attempt,
-        outcome: 'denied',
-        result: { error: error.toBody().error },
-        error_kind: 'grant-invalid',
-      });
-    } catch (recordError) {
-      this.#context.logger.error(
-        { run_id: binding.run_id, call_id: call.call_id, error: String(recordError) },
-        'the refused consume could not end its call',
-      );
-    }
+  consumeGrant(token: string, binding: GrantBinding, options: { actor?: string } = {}): Promise<StoredGrant> {
+    return consumeRecorded(this.#context, (runId) => this.#openRun(runId), token, binding, options.actor);
   }
 
   /**
@@ -376,42 +392,28 @@ export class Engine {
    * already decided, so a person is never asked twice. Returns undefined when none is
    * outstanding.
    */
-  async consumeOutstandingGrant(query: {
+  consumeOutstandingGrant(query: {
     tool: string;
     arguments_digest: string;
     run_id?: string;
     principal?: string;
   }): Promise<StoredGrant | undefined> {
-    const { principal, ...find } = query;
-    const now = this.#context.clock();
-    const principalOf = new Map<string, string | undefined>();
-    for (const grant of await this.store.findGrants({ ...find, now })) {
-      if (principal !== undefined) {
-        if (!principalOf.has(grant.run_id))
-          principalOf.set(grant.run_id, (await this.store.getRun(grant.run_id))?.principal);
-        if (principalOf.get(grant.run_id) !== principal) continue;
-      }
-      const consumed = await this.store.consumeGrant(grant.token_hash, now);
-      if (consumed) {
-        const state = await this.#openRun(consumed.run_id);
-        const call = state?.attemptFor(consumed.call_id, consumed.arguments_digest);
-        if (state && call) state.consumed.add(`${call.call_id}\u0000${call.attempt}`);
-        return consumed;
-      }
-    }
-    return undefined;
+    return consumeOutstanding(this.#context, (runId) => this.#openRun(runId), query);
   }
 
   /** Records how a call ended. See {@link recordOutcome}. */
   async recordOutcome(runId: string, report: CallOutcomeReport): Promise<Outcome> {
-    return recordOutcome(this.#context, await this.#runs.get(runId), report);
+    return recordOutcome(this.#context, await this.#active(runId), report);
   }
 
   /**
    * Ends a run: calls decided but never completed are recorded as `decided-not-completed`
    * (asks never approved as `denied`), then `run-end`.
    */
-  async endRun(runId: string, status: 'completed' | 'failed' | 'cancelled' = 'completed'): Promise<RunRow> {
+  async endRun(
+    runId: string,
+    status: 'completed' | 'failed' | 'cancelled' | 'abandoned' = 'completed',
+  ): Promise<RunRow> {
     const state = await this.#runs.get(runId);
     await closeOpenCalls(this.#context, state);
     const now = this.#context.clock();
@@ -433,6 +435,7 @@ export class Engine {
 
   /** Stops timers and flushes the ledger (the store stays open; close it after). */
   async close(): Promise<void> {
+    if (this.#idleTimer) clearInterval(this.#idleTimer);
     this.#approvals.close();
     await this.ledger.close();
   }

@@ -276,3 +276,28 @@ describe('approvals answered by a port are not recorded twice', () => {
     expect(records.filter((record) => record.type === 'approval-response')).toHaveLength(1);
   });
 });
+
+describe('abandoned runs', () => {
+  it('a run idle past its limit is ended abandoned, its pending approval withdrawn first', async () => {
+    let now = 1_000_000;
+    const { engine, runId } = await testEngine({ clock: () => now, idleRunMs: 60_000 });
+    const [verdict] = await engine.decide(runId, [
+      { id: 'c1', tool: 'send_invoice', arguments: { to: 'a', amount: 5000 } },
+    ]);
+    now += 30_000;
+    expect(await engine.endIdleRuns()).toEqual([]);
+    now += 31_000;
+    expect(await engine.endIdleRuns()).toEqual([runId]);
+    expect((await engine.approval(verdict?.approval?.id as string)).approval.status).toBe('withdrawn');
+    await expect(
+      engine.respondToApproval(verdict?.approval?.id as string, { approved: true, reviewer: 'alice' }),
+    ).rejects.toMatchObject({ kind: 'conflict' });
+    const records = (await engine.exportRun(runId)).records as LedgerRecord[];
+    expect(records.at(-1)).toMatchObject({ type: 'run-end', status: 'abandoned' });
+    expect(records.find((record) => record.type === 'call-end')).toMatchObject({ outcome: 'denied' });
+    expect(records.find((record) => record.type === 'approval-response')).toMatchObject({
+      status: 'withdrawn',
+    });
+    await engine.close();
+  });
+});

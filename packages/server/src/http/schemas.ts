@@ -164,7 +164,7 @@ export const runSchema = z.object({
   framework: z.string(),
   labels: z.record(z.string(), z.string()),
   parent_run_id: z.string().optional(),
-  status: z.enum(['running', 'completed', 'failed', 'cancelled']),
+  status: z.enum(['running', 'completed', 'failed', 'cancelled', 'abandoned']),
   started_at: z.number().int(),
   ended_at: z.number().int().optional(),
 });

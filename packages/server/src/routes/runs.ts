@@ -40,7 +40,7 @@ function asAgentSpec(spec: ToolSpec): ToolSpec {
  * @throws CallgateError `conflict` for a known name with another spec, `request-invalid` for a
  *   spec whose input schema does not compile.
  */
-function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly ToolSpec[]): void {
+function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly ToolSpec[]): ToolSpec[] {
   const registry = server.engine.registry;
   const trusted = key.role === 'admin';
   const fresh = new ToolRegistry();
@@ -69,7 +69,9 @@ function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly To
       });
     }
   });
-  for (const spec of fresh.specs()) if (!registry.has(spec.name)) registry.add(spec);
+  const added = fresh.specs().filter((spec) => !registry.has(spec.name));
+  for (const spec of added) registry.add(spec);
+  return added;
 }
 
 /** Routes of runs: start, list, get, end, a step's decisions, model messages and outcomes. */
@@ -158,7 +160,11 @@ export function runRoutes(server: ServerContext): Route[] {
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
-        if (body.tools) registerTools(server, key, body.tools);
+        // Kept in the store too: a restarted server knows them before its first decision.
+        if (body.tools) {
+          await engine.restoreTools();
+          await engine.rememberTools(registerTools(server, key, body.tools));
+        }
         const calls = body.calls.map((call) => ({ ...call, arguments: call.arguments }));
         const verdicts = await engine.decide(run.run_id, calls, {
           ...(body.message ? { message: body.message } : {}),
