@@ -162,6 +162,17 @@ export async function callTool(
         result: { error },
         error_kind: 'tool-not-found',
       });
+      // A tool that exists but lies outside the session's profile: a refused attempt, kept as evidence.
+      if (tool) {
+        const runId = await session.runId().catch(() => undefined);
+        if (runId)
+          await engine.recordRefusedAttempt(runId, {
+            kind: 'tool-out-of-profile',
+            actor: session.principal,
+            tool: name,
+            reason: `${name} is not in profile ${session.profile}`,
+          });
+      }
       return errorResult(error);
     }
     const structured = !tool.advertised.outputSchema;

@@ -13,6 +13,8 @@ const BIG = '9007199254740993';
 const POLICY = `
 version: 1
 default: deny
+profiles:
+  narrow: [echo]
 rules:
   - id: all
     match: { tools: [echo, nan, surrogate, bump] }
@@ -104,6 +106,21 @@ describe('gateway: upstream answers that are not valid JSON', () => {
     );
     expect(recorded).toEqual([
       expect.objectContaining({ outcome: 'ok', result_normalized: ['lone-surrogate'] }),
+    ]);
+  });
+});
+
+describe('gateway: refused attempts are evidence', () => {
+  it('a call to a tool outside the profile is a refusal record naming the principal', async () => {
+    const { client } = await connectClient(served.url('narrow'), { name: 'narrow-client' });
+    const result = await client.callTool({ name: 'bump', arguments: {} });
+    expect(errorOf(result).kind).toBe('tool-not-found');
+    await client.close();
+    const runs = await served.engine.store.listRuns();
+    const run = runs.find((item) => item.labels.client === 'narrow-client');
+    const records = await served.engine.store.readRunRecords(run?.run_id ?? '');
+    expect(records.filter((record) => record.type === 'refusal')).toEqual([
+      expect.objectContaining({ kind: 'tool-out-of-profile', actor: 'alice', tool: 'bump' }),
     ]);
   });
 });
