@@ -1,7 +1,8 @@
 // A test upstream MCP server built with the SDK's McpServer, served over stdio, for the gateway's
 // record-fidelity tests and the generated harness. Tools:
-// - `bump`: adds 1 to the counter file named by CALLGATE_TEST_COUNTER (a side effect to count)
-//   and returns the arguments it ran with;
+// - `bump`: appends its arguments to the counter file named by CALLGATE_TEST_COUNTER (a side
+//   effect to count), then acts as its `act` argument says: `ok` returns the arguments, `throw`
+//   throws, `nan` answers with a bare NaN, `surrogate` returns a lone surrogate;
 // - `echo`: returns its arguments as text (the digits it received);
 // - `nan`: answers with a bare NaN token (not valid JSON) on the wire;
 // - `surrogate`: returns text holding a lone surrogate;
@@ -20,6 +21,10 @@ const loose = z.object({}).passthrough();
 
 server.registerTool('bump', { description: 'Counts one side effect', inputSchema: loose }, (args) => {
   if (counter) appendFileSync(counter, `${JSON.stringify(args)}\n`);
+  if (args.act === 'throw') throw new Error('the tool failed');
+  if (args.act === 'nan')
+    return { content: [{ type: 'text', text: 'score' }], structuredContent: { score: '__BARE_NAN__' } };
+  if (args.act === 'surrogate') return text(`broken \uD800 ${args.tag}`);
   return text(JSON.stringify(args));
 });
 server.registerTool('echo', { description: 'Echoes its arguments', inputSchema: loose }, (args) =>
