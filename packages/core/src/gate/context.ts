@@ -11,7 +11,13 @@ import type { ToolRegistry } from './registry.js';
 /** What every step of the gate shares: the engine's parts. Internal to core. */
 export interface GateContext {
   store: Store;
-  ledger: Ledger;
+  /** The ledger, guarded: a run one of whose records could not be written is in `unrecordable`. */
+  ledger: Pick<Ledger, 'append'>;
+  /**
+   * Runs whose record could not be written, with why: the engine refuses their later decisions
+   * (`gate-unavailable`), failing closed rather than running calls whose record is lost.
+   */
+  unrecordable: Map<string, string>;
   registry: ToolRegistry;
   guardrails: Guardrails;
   jsonLimits: JsonLimits;

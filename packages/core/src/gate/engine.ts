@@ -95,9 +95,18 @@ export class Engine {
     this.store = options.store;
     this.ledger = options.ledger;
     this.#policy = options.policy;
+    const ledger = options.ledger;
+    const unrecordable = new Map<string, string>();
     this.#context = {
       store: options.store,
-      ledger: options.ledger,
+      ledger: {
+        append: (runId, body) =>
+          ledger.append(runId, body).catch((error: unknown) => {
+            unrecordable.set(runId, error instanceof Error ? error.message : String(error));
+            throw error;
+          }),
+      },
+      unrecordable,
       registry: this.registry,
       guardrails: new Guardrails(options.guardrails),
       jsonLimits: { ...DEFAULT_JSON_LIMITS, ...options.jsonLimits },
@@ -194,7 +203,7 @@ export class Engine {
     };
     await this.store.createRun(run);
     this.#runs.add(run).lastActivity = now;
-    await this.ledger.append(run.run_id, {
+    await this.#context.ledger.append(run.run_id, {
       type: 'run-start',
       principal: run.principal,
       framework: run.framework,
@@ -217,6 +226,13 @@ export class Engine {
     options: DecideOptions = {},
   ): Promise<CallVerdict[]> {
     const state = await this.#active(runId);
+    const lost = this.#context.unrecordable.get(runId);
+    if (lost !== undefined) {
+      throw new CallgateError(
+        'gate-unavailable',
+        `run ${runId} can no longer be recorded (${lost}): callgate refuses its calls rather than run them unrecorded`,
+      );
+    }
     await this.restoreTools();
     await this.#rememberPolicy(this.#policy);
     const verdicts = await decideCalls(this.#context, state, calls, {
@@ -247,7 +263,7 @@ export class Engine {
     const writes: Promise<unknown>[] = [];
     const content = message.content === undefined ? undefined : recordable(message.content);
     writes.push(
-      this.ledger.append(runId, {
+      this.#context.ledger.append(runId, {
         type: 'model-message',
         role: message.role,
         content_commitment: content === undefined ? null : commitValue(this.#context, content.value, writes),
@@ -268,7 +284,7 @@ export class Engine {
     gap: { reason: string; from_ts: number; to_ts: number; calls: number },
   ): Promise<void> {
     await this.#active(runId);
-    await this.ledger.append(runId, { type: 'gap', ...gap });
+    await this.#context.ledger.append(runId, { type: 'gap', ...gap });
   }
 
   /**
@@ -289,7 +305,7 @@ export class Engine {
     await this.#active(runId);
     const writes: Promise<unknown>[] = [];
     writes.push(
-      this.ledger.append(runId, {
+      this.#context.ledger.append(runId, {
         type: 'mcp-exchange',
         method: exchange.method,
         upstream: exchange.upstream,
@@ -417,7 +433,7 @@ export class Engine {
     const state = await this.#runs.get(runId);
     await closeOpenCalls(this.#context, state);
     const now = this.#context.clock();
-    await this.ledger.append(runId, { type: 'run-end', status, calls: state.calls.size });
+    await this.#context.ledger.append(runId, { type: 'run-end', status, calls: state.calls.size });
     await this.store.endRun(runId, status, now);
     this.#runs.forget(runId);
     return { ...state.run, status, ended_at: now };

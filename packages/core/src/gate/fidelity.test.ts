@@ -301,3 +301,18 @@ describe('abandoned runs', () => {
     await engine.close();
   });
 });
+
+describe('a record that cannot be written', () => {
+  it('fails the run closed from that moment: later decisions are refused, saying why', async () => {
+    const { engine, ledger, runId } = await testEngine();
+    const append = ledger.append.bind(ledger);
+    ledger.append = (() => Promise.reject(new Error('disk full'))) as typeof ledger.append;
+    await expect(engine.recordMessage(runId, { role: 'assistant', content: 'x' })).rejects.toThrow(
+      'disk full',
+    );
+    ledger.append = append;
+    await expect(
+      engine.decide(runId, [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }]),
+    ).rejects.toMatchObject({ kind: 'gate-unavailable', message: expect.stringContaining('disk full') });
+  });
+});
