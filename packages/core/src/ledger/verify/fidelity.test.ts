@@ -51,26 +51,24 @@ describe('verify --strict: record fidelity', () => {
     expect(checks(report)).toContain('call-end');
   });
 
-  it('fails an outcome claiming a grant whose consume was refused', async () => {
+  it('fails an outcome claiming it ran under a refused grant: the refusal already ended the call', async () => {
     const report = await forged((records) =>
       records.flatMap((record) =>
         record.type === 'call-end'
           ? [
               {
-                type: 'refusal',
-                kind: 'grant-invalid',
-                actor: null,
-                call_id: record.call_id,
-                approval_id: null,
-                tool: record.tool,
-                reason: 'the grant is unknown, already used or expired',
-              } as unknown as LedgerRecord,
+                ...record,
+                outcome: 'denied',
+                error_kind: 'grant-invalid',
+                grant_consumed: false,
+                result_commitment: null,
+              } as LedgerRecord,
               { ...record, grant_consumed: true },
             ]
           : [record],
       ),
     );
-    expect(checks(report)).toContain('grant');
+    expect(checks(report)).toContain('call-end');
   });
 
   it('fails a call that did not run but claims its grant', async () => {

@@ -1,6 +1,6 @@
 // Record-fidelity checks of the offline verifier (docs/ledger.md, invariant 8): each call attempt
 // has at most one `call-end` (and, with --strict, an allowed or approved one has exactly one), and
-// no outcome contradicts the ledger's record of its grant.
+// no call that did not run claims its grant.
 import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
 import type { Findings } from './report.js';
 
@@ -16,16 +16,15 @@ interface AttemptState {
   decision: LedgerRecordOf<'call-decision'>;
   approved: boolean;
   ends: number;
-  /** A `refusal` of kind `grant-invalid` named this call after its decision. */
-  refusedGrant: boolean;
 }
 
 const RAN = new Set(['ok', 'error', 'changed-after-decision']);
 
 /**
  * Runs the fidelity checks over records in log order: `call-end` (two ends of one attempt; with
- * `strict`, an allowed or approved attempt with none) and `grant` (an outcome claiming a grant
- * that a `refusal` says was not consumed, or a call that did not run claiming its grant).
+ * `strict`, an allowed or approved attempt with none) and `grant` (a call that did not run
+ * claiming its grant). A consume the gate refused ends its open call `denied` there and then, so
+ * an outcome claiming that call ran under its grant afterwards is a second `call-end`.
  */
 export function checkFidelity(records: readonly LedgerRecord[], strict: boolean, findings: Findings): void {
   const runs = new Map<string, Map<string, AttemptState>>();
@@ -43,7 +42,7 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
     const attempts = attemptsOf(record.run_id);
     switch (record.type) {
       case 'call-decision': {
-        const state: AttemptState = { decision: record, approved: false, ends: 0, refusedGrant: false };
+        const state: AttemptState = { decision: record, approved: false, ends: 0 };
         attempts.set(`${record.call_id}\u0000${record.attempt}`, state);
         latest.set(`${record.run_id}\u0000${record.call_id}`, state);
         break;
@@ -56,20 +55,12 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
         if (state && record.status === 'approved') state.approved = true;
         break;
       }
-      case 'refusal': {
-        if (record.kind !== 'grant-invalid' || record.call_id === null) break;
-        const state = latest.get(`${record.run_id}\u0000${record.call_id}`);
-        if (state && state.ends === 0) state.refusedGrant = true;
-        break;
-      }
       case 'call-end': {
         const state = attempts.get(`${record.call_id}\u0000${record.attempt}`);
         if (!state) break; // the call checks report an end without a decision
         state.ends += 1;
         const call = `call ${record.call_id} attempt ${record.attempt}`;
         if (state.ends > 1) findings.fail('call-end', `${call} has more than one call-end`, record);
-        if (record.grant_consumed && RAN.has(record.outcome) && state.refusedGrant)
-          findings.fail('grant', `${call} claims it ran under its grant, whose consume was refused`, record);
         if (record.grant_consumed && !RAN.has(record.outcome))
           findings.fail('grant', `${call} ended ${record.outcome} but claims its grant was consumed`, record);
         break;
