@@ -23,6 +23,7 @@ describe('generated runs through the MCP gateway', () => {
       if (process.env.CALLGATE_FUZZ_RUNS) console.log(`MCP gateway: ${tally}`);
       expect(tally.runs).toBe(runCount(300));
       expect(tally.ran).toBeGreaterThan(0);
+    expect(tally.normalized).toBeGreaterThan(0);
     },
     Math.max(900_000, runCount(300) * 1_000),
   );
