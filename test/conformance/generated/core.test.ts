@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { runThroughCore } from './core-driver.js';
-import { runArbitrary, runCount, runSeed, Tally } from './runs.js';
+import { EXAMPLES, runArbitrary, runCount, runSeed, Tally } from './runs.js';
 
 describe('generated runs through core executeStep', () => {
   it(
@@ -12,10 +12,10 @@ describe('generated runs through core executeStep', () => {
       const tally = new Tally('core executeStep');
       await fc.assert(
         fc.asyncProperty(runArbitrary, (run) => runThroughCore(run, tally)),
-        { numRuns: runCount(300), seed: runSeed() },
+        { numRuns: runCount(300), seed: runSeed(), examples: EXAMPLES },
       );
       if (process.env.CALLGATE_FUZZ_RUNS) console.log(`core executeStep: ${tally}`);
-      expect(tally.runs).toBe(runCount(300));
+      expect(tally.runs).toBeGreaterThanOrEqual(runCount(300));
       expect(tally.refusals).toBeGreaterThan(0);
       expect(tally.normalized).toBeGreaterThan(0);
     },

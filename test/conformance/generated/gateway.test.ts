@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayWorld } from './gateway-driver.js';
-import { runCount, runSeed, runsOf, Tally } from './runs.js';
+import { EXAMPLES, runCount, runSeed, runsOf, Tally } from './runs.js';
 
 const world = new GatewayWorld();
 
@@ -18,12 +18,12 @@ describe('generated runs through the MCP gateway', () => {
       let number = 0;
       await fc.assert(
         fc.asyncProperty(runsOf(2), (run) => world.run(run, number++, tally)),
-        { numRuns: runCount(300), seed: runSeed() },
+        { numRuns: runCount(300), seed: runSeed(), examples: EXAMPLES },
       );
       if (process.env.CALLGATE_FUZZ_RUNS) console.log(`MCP gateway: ${tally}`);
-      expect(tally.runs).toBe(runCount(300));
+      expect(tally.runs).toBeGreaterThanOrEqual(runCount(300));
       expect(tally.ran).toBeGreaterThan(0);
-    expect(tally.normalized).toBeGreaterThan(0);
+      expect(tally.normalized).toBeGreaterThan(0);
     },
     Math.max(900_000, runCount(300) * 1_000),
   );

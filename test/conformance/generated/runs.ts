@@ -171,6 +171,32 @@ export function runsOf(maxSteps: number): fc.Arbitrary<GeneratedRun> {
 /** Whole runs: 1–4 steps of 1–6 calls. */
 export const runArbitrary: fc.Arbitrary<GeneratedRun> = runsOf(4);
 
+const call = (id: IdForm, tool: ToolChoice, args: ArgumentForm, act: ToolAct = 'succeed'): GeneratedCall => ({
+  id,
+  tool,
+  arguments: args,
+  reviewer: 'approve',
+  act,
+});
+
+/**
+ * Every counterexample the harness has shrunk, run first by every integration on every pass (as
+ * fast-check `examples`), so a class once found stays closed:
+ * - one call id twice in one step: the first attempt's outcome was lost (recorded against the
+ *   latest attempt only), and LangChain's adapter ran one attempt twice;
+ * - a result holding a lone surrogate: the HTTP API refused the whole outcome, so the call ended
+ *   `decided-not-completed` although it ran;
+ * - a call with no arguments: the HTTP API refused the whole step instead of deciding it.
+ */
+export const COUNTEREXAMPLES: GeneratedRun[] = [
+  { steps: [[call('fresh', 'read', 'object'), call('duplicate', 'read', 'object')]] },
+  { steps: [[call('fresh', 'read', 'object', 'non-canonical'), call('fresh', 'read', 'object')]] },
+  { steps: [[call('fresh', 'read', 'missing'), call('fresh', 'read', 'object')]] },
+];
+
+/** The counterexamples as fast-check `examples` of a property over one run. */
+export const EXAMPLES: [GeneratedRun][] = COUNTEREXAMPLES.map((run) => [run]);
+
 /** How many runs a pass generates: CALLGATE_FUZZ_RUNS, else `quick`. */
 export function runCount(quick: number): number {
   const configured = Number(process.env.CALLGATE_FUZZ_RUNS);
