@@ -4,8 +4,11 @@
 // a record as it is, which no canonical form allows, so it is refused with the request.
 import { CallgateError } from '@callgate/protocol';
 
-/** Body keys whose values are committed (or checked per call), never written into a record. */
-const COMMITTED_KEYS = new Set(['arguments', 'result', 'content']);
+/**
+ * Paths of body values that are committed (or checked call by call), never written into a record:
+ * a message's content, an outcome's result and arguments, a call's arguments.
+ */
+const COMMITTED = /^body(?:\.message\.content|\.content|\.result|\.arguments|\.calls\[\d+\]\.arguments)$/;
 
 const keyPath = (path: string, key: string) =>
   /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
@@ -13,8 +16,7 @@ const keyPath = (path: string, key: string) =>
 const wellFormed = (text: string) => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
 /**
- * Refuses a lone UTF-16 surrogate in `body` outside the committed values (`arguments`, `result`,
- * `content` at any depth).
+ * Refuses a lone UTF-16 surrogate in `body` outside the committed values (see `COMMITTED`).
  * @throws CallgateError `request-invalid` naming the path.
  */
 export function refuseLoneSurrogates(body: unknown, path = 'body'): void {
@@ -36,6 +38,6 @@ export function refuseLoneSurrogates(body: unknown, path = 'body'): void {
     const at = keyPath(path, key);
     if (!wellFormed(key))
       throw new CallgateError('request-invalid', `${at}: a key holds a lone UTF-16 surrogate`, { path: at });
-    if (!COMMITTED_KEYS.has(key)) refuseLoneSurrogates(value, at);
+    if (!COMMITTED.test(at)) refuseLoneSurrogates(value, at);
   }
 }

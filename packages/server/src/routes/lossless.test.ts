@@ -67,4 +67,23 @@ describe('lossless HTTP ingress', () => {
     expect(answer.status).toBe(400);
     expect(answer.json.error.message).toMatch(/role/);
   });
+
+  it('accepts a lone surrogate where the gate commits the value, and refuses it where a record holds it', async () => {
+    const { call, keys } = await testApp();
+    const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
+    const id = run.json.run_id;
+    const content = await call('POST', `/v1/runs/${id}/messages`, {
+      key: keys.agent,
+      raw: '{"role":"assistant","content":"bad \\ud800 text"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(content.status).toBe(201);
+    const role = await call('POST', `/v1/runs/${id}/messages`, {
+      key: keys.agent,
+      raw: '{"role":"bad \\ud800 role"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(role.status).toBe(400);
+    expect(role.json.error.path).toBe('body.role');
+  });
 });
