@@ -43,6 +43,20 @@ export function commitValue(
   return commitment;
 }
 
+/**
+ * `ledger`'s append, noting in `unrecordable` (run id → why) every run one of whose records could
+ * not be written: the engine fails such a run closed (docs/ledger.md, invariant 1).
+ */
+export function guardedLedger(ledger: Ledger, unrecordable: Map<string, string>): Pick<Ledger, 'append'> {
+  return {
+    append: (runId, body) =>
+      ledger.append(runId, body).catch((error: unknown) => {
+        unrecordable.set(runId, error instanceof Error ? error.message : String(error));
+        throw error;
+      }),
+  };
+}
+
 /** Appends one record to the run's chain; resolves when it is durable. */
 export function appendRecord(context: GateContext, runId: string, body: RecordBody) {
   return context.ledger.append(runId, body);

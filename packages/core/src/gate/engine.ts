@@ -20,14 +20,15 @@ import type { ApprovalQuery, RunRow, Store } from '../store/store.js';
 import { rememberAgentTools, restoreAgentTools } from './agent-tools.js';
 import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
 import { consumeOutstanding, consumeRecorded } from './consume.js';
-import { commitValue, type GateContext } from './context.js';
+import { commitValue, type GateContext, guardedLedger } from './context.js';
 import { type CallVerdict, decideCalls, type ModelMessage } from './decide.js';
 import { type GrantBinding, issueGrant } from './grants.js';
 import { type GuardrailOptions, Guardrails } from './guardrails.js';
+import { endIdleRuns } from './idle-runs.js';
 import { uuidv7 } from './ids.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type CallOutcomeReport, closeOpenCalls, recordOutcome } from './outcomes.js';
-import { type RefusedAttempt, recordRefusal } from './refusals.js';
+import { type RefusedAttempt, recordLateAnswer, recordRefusal } from './refusals.js';
 import { ToolRegistry } from './registry.js';
 import { RunStates } from './run-state.js';
 
@@ -95,17 +96,10 @@ export class Engine {
     this.store = options.store;
     this.ledger = options.ledger;
     this.#policy = options.policy;
-    const ledger = options.ledger;
     const unrecordable = new Map<string, string>();
     this.#context = {
       store: options.store,
-      ledger: {
-        append: (runId, body) =>
-          ledger.append(runId, body).catch((error: unknown) => {
-            unrecordable.set(runId, error instanceof Error ? error.message : String(error));
-            throw error;
-          }),
-      },
+      ledger: guardedLedger(options.ledger, unrecordable),
       unrecordable,
       registry: this.registry,
       guardrails: new Guardrails(options.guardrails),
@@ -141,19 +135,12 @@ export class Engine {
    * (`idleRunMs`): its pending approvals are withdrawn (no reviewer approves a call that will
    * never run), its open calls closed, and the run ended `abandoned`. Returns the runs ended.
    */
-  async endIdleRuns(now = this.#context.clock()): Promise<string[]> {
-    const limit = this.#idleRunMs;
-    if (limit === undefined) return [];
-    const ended: string[] = [];
-    for (const state of this.#runs.open()) {
-      if (state.lastActivity === 0 || now - state.lastActivity < limit) continue;
-      const runId = state.run.run_id;
-      for (const approval of await this.store.listApprovals({ run_id: runId, status: 'pending' }))
-        await this.#approvals.withdraw(approval.id, `the run was abandoned: nothing came for ${limit} ms`);
-      await this.endRun(runId, 'abandoned');
-      ended.push(runId);
-    }
-    return ended;
+  endIdleRuns(now = this.#context.clock()): Promise<string[]> {
+    return endIdleRuns(this.#runs.open(), this.#idleRunMs, now, {
+      pending: (runId) => this.store.listApprovals({ run_id: runId, status: 'pending' }),
+      withdraw: (approvalId, reason) => this.#approvals.withdraw(approvalId, reason),
+      end: (runId) => this.endRun(runId, 'abandoned'),
+    });
   }
 
   /** The policy in force. */
@@ -345,20 +332,8 @@ export class Engine {
     try {
       return await this.#approvals.respond(approvalId, response);
     } catch (error) {
-      if (error instanceof CallgateError && error.kind === 'conflict') {
-        const approval = await this.store.getApproval(approvalId);
-        const state = approval ? await this.#openRun(approval.run_id) : undefined;
-        if (approval && state) {
-          await recordRefusal(this.#context, state, {
-            kind: 'approval-not-pending',
-            actor: typeof response?.reviewer === 'string' ? response.reviewer : null,
-            call_id: approval.call_id,
-            approval_id: approval.id,
-            tool: approval.tool,
-            reason: error.message,
-          });
-        }
-      }
+      if (error instanceof CallgateError && error.kind === 'conflict')
+        await recordLateAnswer(this.#context, (runId) => this.#openRun(runId), approvalId, response, error);
       throw error;
     }
   }

@@ -1,6 +1,6 @@
 // Refused attempts as evidence (docs/ledger.md, invariant 3): each is a `refusal` record of the run
 // it was aimed at, at most MAX_REFUSALS_PER_RUN per run so that nobody can flood the log.
-import type { REFUSAL_KINDS } from '@callgate/protocol';
+import type { ApprovalResponse, REFUSAL_KINDS } from '@callgate/protocol';
 import type { GateContext } from './context.js';
 import type { RunState } from './run-state.js';
 
@@ -55,4 +55,28 @@ export async function recordRefusal(
       'a refused attempt could not be recorded',
     );
   }
+}
+
+/**
+ * Records an answer to an approval that is no longer pending (late, or a second answer) as a
+ * `refusal` (`approval-not-pending`, the reviewer as actor) in the approval's run, if it is open.
+ */
+export async function recordLateAnswer(
+  context: GateContext,
+  openRun: (runId: string) => Promise<RunState | undefined>,
+  approvalId: string,
+  response: ApprovalResponse,
+  error: Error,
+): Promise<void> {
+  const approval = await context.store.getApproval(approvalId);
+  const state = approval ? await openRun(approval.run_id) : undefined;
+  if (!approval || !state) return;
+  await recordRefusal(context, state, {
+    kind: 'approval-not-pending',
+    actor: typeof response?.reviewer === 'string' ? response.reviewer : null,
+    call_id: approval.call_id,
+    approval_id: approval.id,
+    tool: approval.tool,
+    reason: error.message,
+  });
 }
