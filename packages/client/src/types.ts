@@ -136,6 +136,8 @@ export interface ApiKeyInfo {
 export interface Health {
   status: 'ok' | 'draining';
   version: string;
+  /** The log's verifier key (servers that report it): pin it with `callgate verify --public-key`. */
+  log_key?: string;
 }
 
 export type { ToolSpec };

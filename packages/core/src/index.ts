@@ -89,6 +89,7 @@ export { timelineOf } from './ledger/timeline.js';
 export type { VerifyCheck, VerifyFailure, VerifyOptions, VerifyReport } from './ledger/verify/report.js';
 export { VERIFY_CHECKS } from './ledger/verify/report.js';
 export { verifyBundle } from './ledger/verify/verify-bundle.js';
+export { formatDuration, parseDuration } from './policy/duration.js';
 export type {
   AnnotationHint,
   ApprovalSettings,
@@ -99,6 +100,7 @@ export type {
   PolicyRuleDocument,
 } from './policy/index.js';
 export { compilePolicy, loadPolicy } from './policy/index.js';
+export { YamlLocator } from './policy/yaml-locator.js';
 export { MemoryStore } from './store/memory-store.js';
 export type {
   ApiKeyRow,

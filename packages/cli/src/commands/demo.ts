@@ -7,6 +7,7 @@ import {
   type ApprovalResponse,
   CallbackApprovalPort,
   executeStep,
+  formatDuration,
   loadPolicy,
   type TimelineEntry,
   timelineOf,
@@ -18,6 +19,7 @@ import { DEMO_POLICY } from '../demo/policy.js';
 import { EXPECTED, type Expectation, REPORT, SCRIPT, scriptedAnswer } from '../demo/script.js';
 import { formatTimeline } from '../demo/timeline.js';
 import { DEMO_TOOLS, runDemoTool } from '../demo/tools.js';
+import { count } from '../format.js';
 
 export interface DemoOptions {
   dir?: string;
@@ -29,7 +31,9 @@ export interface DemoOptions {
 /** How this CLI was started (`node …/bin.js`), so the commands the demo suggests work as printed. */
 function cliInvocation(): string {
   const script = process.argv[1] ?? 'callgate';
-  return /callgate$/.test(script) ? 'callgate' : `node ${relative(process.cwd(), script) || script}`;
+  if (/callgate$/.test(script)) return 'callgate';
+  const near = relative(process.cwd(), script);
+  return `node ${near && !near.startsWith('..') ? near : resolve(script)}`;
 }
 
 let terminal: ReturnType<typeof createInterface> | undefined;
@@ -66,7 +70,11 @@ async function askPerson(approval: Approval): Promise<ApprovalResponse> {
   process.stdout.write(
     `\n[approval ${approval.id}] ${approval.tool} ${JSON.stringify(approval.arguments)}\n  rule: ${approval.rules.join(', ')} — ${approval.reason}\n`,
   );
-  const answer = (await ask('  Approve? [y/N] '))?.trim().toLowerCase();
+  const left = formatDuration(approval.expires_at - Date.now());
+  const answer = (await ask(`  Approve? [y/N] (${left} left, then it expires) `))?.trim().toLowerCase();
+  if (answer !== undefined && Date.now() >= approval.expires_at) {
+    process.stdout.write('  (too late: the approval has expired, the call is refused)\n');
+  }
   if (answer === undefined) {
     process.stdout.write('\n  (end of input: denied)\n');
     return { approved: false, reviewer: 'terminal', reason: 'end of input' };
@@ -182,7 +190,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     const rows = timelineOf(bundle.records as never);
     out(`\ntimeline (from the exported bundle ${bundlePath}):\n${formatTimeline(rows)}`);
     out(
-      `\nverification: ${report.ok ? 'OK' : 'FAILED'} — ${report.records} records, ${report.checkpoints} checkpoint(s), key ${embedded.verifierKey}`,
+      `\nverification: ${report.ok ? 'OK' : 'FAILED'} — ${count(report.records, 'record')}, ${count(report.checkpoints, 'checkpoint')}, key ${embedded.verifierKey}`,
     );
     for (const failure of report.failures) out(`  ${failure.check}: ${failure.message}`);
 

@@ -46,6 +46,7 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
   const config: ServerConfig = options.config
     ? await readServerConfig(options.config, process.env)
     : { tools: [], upstreams: [] };
+  for (const warning of config.warnings ?? []) log(`warning: ${warning}`);
   const { policy, source: policySource } = await choosePolicy(config, undefined, log);
   const profile = options.profile ?? config.defaultProfile ?? DEFAULT_MCP_PROFILE;
   checkProfile(policy, profile, options.profile ? '--profile' : 'mcp.default_profile');

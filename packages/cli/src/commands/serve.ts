@@ -33,6 +33,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const config: ServerConfig = options.config
     ? await readServerConfig(options.config, process.env)
     : { tools: [], upstreams: [] };
+  for (const warning of config.warnings ?? []) options.log(`warning: ${warning}`);
   const { policy, source: policySource } = await choosePolicy(config, options.policy, print);
   const defaultProfile = config.defaultProfile ?? DEFAULT_MCP_PROFILE;
   checkProfile(policy, defaultProfile, 'mcp.default_profile');

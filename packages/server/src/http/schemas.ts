@@ -243,6 +243,8 @@ export const apiKeySchema = z.object({
 export const healthSchema = z.object({
   status: z.enum(['ok', 'draining']),
   version: z.string(),
+  /** The log's verifier key, to pin when verifying this server's bundles (`callgate verify --public-key`). */
+  log_key: z.string().optional(),
   /** The MCP gateway's upstreams, when the server has a gateway (errors are logged, not shown). */
   upstreams: z
     .array(

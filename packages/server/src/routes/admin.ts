@@ -47,6 +47,7 @@ export function adminRoutes(server: ServerContext): Route[] {
         return {
           status: server.lifecycle.draining ? 'draining' : 'ok',
           version: SERVER_VERSION,
+          log_key: server.publicKey,
           ...(upstreams ? { upstreams } : {}),
         };
       },
