@@ -48,10 +48,6 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
       options.out(`FAIL ${failure.check}: ${where}: ${failure.message}`);
     }
     for (const warning of report.warnings) options.out(`warning: ${warning}`);
-    if (report.unsigned && report.unsigned.length > 0)
-      options.out(
-        `unsigned: ${report.unsigned.join(', ')} (the exporter's claims; no signature covers them)`,
-      );
     options.out(
       `${report.ok ? 'OK' : 'FAILED'}: ${count(report.records, 'record')}, ${count(report.checkpoints, 'checkpoint')}, ${count(report.failures.length, 'failed check')}`,
     );
