@@ -1,20 +1,27 @@
 import { type Engine, type Logger, silentLogger } from '@callgate/core';
 import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
+import type { Tracer } from '@opentelemetry/api';
 import { Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
 import { DEFAULT_MCP_PROFILE } from './config.js';
+import { addServerHealth } from './health.js';
 import { errorResponseOf, methodNotAllowedResponse } from './http/errors.js';
 import { Lifecycle } from './lifecycle.js';
+import { mountMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
+import { PolicyReloader, type PolicySourceReader, policyRoutes } from './policy-reload.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { allowedMethodsFinder, mountRoutes, type Route } from './routes/define.js';
 import { ledgerRoutes } from './routes/ledger.js';
 import { mountMcp } from './routes/mcp.js';
+import { readyRoutes } from './routes/ready.js';
 import { runRoutes } from './routes/runs.js';
 import { ServerContext } from './server-context.js';
+import { mountTracing } from './tracing.js';
 import { mountUi, uiErrorResponse } from './ui/routes.js';
-import { SessionStore } from './ui/session.js';
+import { SESSION_COOKIE, type SessionBacking, SessionStore } from './ui/session.js';
 import { attachApprovalPort, WebhookApprovalPort, type WebhookOptions } from './webhook.js';
 
 /** Options of {@link createApp}. */
@@ -41,11 +48,28 @@ export interface AppOptions {
   gateway?: Gateway;
   /** The profile of `/mcp` (a path naming none). Default `full` (every tool). */
   defaultProfile?: string;
+  /**
+   * Trace requests and records with this tracer (from `startTelemetry`, or any OpenTelemetry
+   * tracer); arguments and results go into spans only with `captureContent`.
+   */
+  tracing?: { tracer: Tracer; captureContent?: boolean };
+  /** The data folder: health reports a nearly full disk under it. */
+  dataDir?: string;
+  /** Reads the policy again (SIGHUP, `POST /v1/admin/policy` without a body policy). */
+  policySource?: PolicySourceReader;
+  /**
+   * Checks the store (e.g. a shared database): returns what is wrong, in words, or undefined when
+   * it answers. `GET /v1/health` then answers 503 `gate-unavailable` with that message.
+   */
+  storeHealth?: () => Promise<string | undefined>;
+  /** Keeps signed-in UI sessions beyond this process (replicas share them). Default: none. */
+  sessionBacking?: SessionBacking;
 }
 
 interface AppInternals {
   server: ServerContext;
   detach: () => void;
+  reloader: PolicyReloader;
 }
 
 const internals = new WeakMap<Hono, AppInternals>();
@@ -58,8 +82,15 @@ export function appInternals(app: Hono): AppInternals {
 }
 
 /** Every API route of the server, in the order the OpenAPI document lists them. */
-function apiRoutes(server: ServerContext): Route[] {
-  return [...adminRoutes(server), ...runRoutes(server), ...approvalRoutes(server), ...ledgerRoutes(server)];
+function apiRoutes(server: ServerContext, reloader: PolicyReloader): Route[] {
+  return [
+    ...adminRoutes(server),
+    ...runRoutes(server),
+    ...approvalRoutes(server),
+    ...ledgerRoutes(server),
+    ...policyRoutes(server, reloader),
+    ...readyRoutes(server),
+  ];
 }
 
 /**
@@ -83,18 +114,27 @@ export function createApp(options: AppOptions): Hono {
     clock,
     lifecycle,
     ...(options.gateway ? { gateway: options.gateway } : {}),
+    ...(options.storeHealth ? { storeHealth: options.storeHealth } : {}),
   });
   const sessions = new SessionStore({
     clock,
     ...(options.sessionSecret ? { secret: options.sessionSecret } : {}),
+    ...(options.sessionBacking ? { backing: options.sessionBacking } : {}),
   });
   const app = new Hono();
-  const routes = apiRoutes(server);
+  const stopTracing = options.tracing ? mountTracing(app, options.engine, options.tracing) : () => {};
+  const metrics = mountMetrics(app, server);
+  const removeHealth = addServerHealth(server, options.dataDir ? { dataDir: options.dataDir } : {});
+  const reloader = new PolicyReloader(server, {
+    defaultProfile: options.defaultProfile ?? DEFAULT_MCP_PROFILE,
+    ...(options.policySource ? { read: options.policySource } : {}),
+  });
+  const routes = apiRoutes(server, reloader);
   const document = openApiDocument(routes);
   const allowedMethods = allowedMethodsFinder([...routes, { method: 'get', path: '/openapi.json' }]);
 
   app.use('*', async (c, next) => {
-    if (lifecycle.draining && c.req.path !== '/v1/health') {
+    if (lifecycle.draining && c.req.path !== '/v1/health' && c.req.path !== '/v1/ready') {
       const { status, body } = errorResponseOf(
         new CallgateError('gate-unavailable', 'the server is shutting down'),
         logger,
@@ -113,6 +153,15 @@ export function createApp(options: AppOptions): Hono {
 
   app.get('/v1/openapi.json', (c) => c.json(document));
   mountRoutes(app, server, routes);
+  if (options.sessionBacking) {
+    // A session signed in on another replica is loaded first; sign-ins and sign-outs are kept
+    // before the answer leaves.
+    app.use('/ui/*', async (c, next) => {
+      await sessions.restore(getCookie(c, SESSION_COOKIE));
+      await next();
+      await sessions.settle();
+    });
+  }
   mountUi(app, server, sessions);
   if (options.gateway) mountMcp(app, server, options.gateway, options.defaultProfile ?? DEFAULT_MCP_PROFILE);
 
@@ -141,6 +190,16 @@ export function createApp(options: AppOptions): Hono {
     });
     detach = attachApprovalPort(options.engine, port, logger);
   }
-  internals.set(app, { server, detach });
+  const detachPort = detach;
+  internals.set(app, {
+    server,
+    detach: () => {
+      detachPort();
+      metrics.close();
+      removeHealth();
+      stopTracing();
+    },
+    reloader,
+  });
   return app;
 }

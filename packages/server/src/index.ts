@@ -5,14 +5,22 @@ export type { AppOptions } from './app.js';
 export { createApp } from './app.js';
 export type { ServerConfig } from './config.js';
 export { DEFAULT_MCP_PROFILE, DENY_ALL_POLICY_TEXT, readPolicyFile, readServerConfig } from './config.js';
+export type { HealthChecks, HealthContributor, HealthProblem } from './health.js';
 export type { ErrorStatus } from './http/errors.js';
 export { HTTP_STATUS_OF_KIND, httpStatusOf } from './http/errors.js';
 export type { ApiKeyRole } from './http/schemas.js';
 export { API_KEY_ROLES } from './http/schemas.js';
 export type { CreatedApiKey } from './keys.js';
 export { API_KEY_PATTERN, apiKeyHash, createApiKey } from './keys.js';
+export type { PolicyReload, PolicySourceReader } from './policy-reload.js';
 export type { RunningServer, StartServerOptions } from './start.js';
 export { startServer } from './start.js';
+export type { Telemetry } from './telemetry.js';
+export { startTelemetry } from './telemetry.js';
+export type { TracingOptions } from './tracing.js';
+export { traceLedger } from './tracing.js';
+export type { Session, SessionBacking } from './ui/session.js';
+export { sessionIdHash } from './ui/session.js';
 export { SERVER_VERSION } from './version.js';
 export type { WebhookOptions } from './webhook.js';
 export {
@@ -21,3 +29,5 @@ export {
   WebhookApprovalPort,
   webhookSignature,
 } from './webhook.js';
+export type { WebhookReceiverOptions } from './webhook-receiver.js';
+export { createWebhookReceiver, WebhookDeliveryRefused } from './webhook-receiver.js';

@@ -1,6 +1,7 @@
 import type { ApiKeyRow, Engine, Logger, RunRow } from '@callgate/core';
 import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
+import { HealthChecks } from './health.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** The meta key under which the server remembers which API key started a run. */
@@ -18,6 +19,10 @@ export class ServerContext {
   readonly lifecycle: Lifecycle;
   /** The MCP gateway served at `/mcp`, when there is one. */
   readonly gateway: Gateway | undefined;
+  /** What `/v1/health` and `/v1/ready` report: add a contributor to make a check count. */
+  readonly health = new HealthChecks();
+  /** What is wrong with the store, or undefined when it answers (see `AppOptions.storeHealth`). */
+  readonly storeHealth: (() => Promise<string | undefined>) | undefined;
 
   constructor(options: {
     engine: Engine;
@@ -26,6 +31,7 @@ export class ServerContext {
     clock: () => number;
     lifecycle: Lifecycle;
     gateway?: Gateway;
+    storeHealth?: () => Promise<string | undefined>;
   }) {
     this.engine = options.engine;
     this.publicKey = options.publicKey;
@@ -33,6 +39,7 @@ export class ServerContext {
     this.clock = options.clock;
     this.lifecycle = options.lifecycle;
     this.gateway = options.gateway;
+    this.storeHealth = options.storeHealth;
   }
 
   /**

@@ -18,6 +18,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { Policy } from '../policy/index.js';
 import type { ApprovalQuery, RunRow, Store } from '../store/store.js';
 import { rememberAgentTools, restoreAgentTools } from './agent-tools.js';
+import type { ApprovalChannel } from './approval-channel.js';
 import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
 import { consumeOutstanding, consumeRecorded } from './consume.js';
 import { commitValue, type GateContext, guardedLedger } from './context.js';
@@ -42,6 +43,11 @@ export interface EngineOptions {
   tools?: Iterable<ToolSpec>;
   /** Where approvals are routed, besides the engine's own API. */
   approvalPorts?: ApprovalPort[];
+  /**
+   * How engines sharing the store (server replicas) hear of each other's approvals: an answer
+   * received by one wakes the waiter on another. Default: none (approvals live in this process).
+   */
+  approvalChannel?: ApprovalChannel;
   /** Keep content (arguments, results, messages) beside the records as openings. Default false. */
   vault?: boolean;
   /** Size and depth limits on arguments. Default 1 MiB, depth 64. */
@@ -110,7 +116,11 @@ export class Engine {
       policy: () => this.#policy,
     };
     this.#runs = new RunStates(options.store);
-    this.#approvals = new ApprovalCoordinator(this.#context, options.approvalPorts ?? []);
+    this.#approvals = new ApprovalCoordinator(
+      this.#context,
+      options.approvalPorts ?? [],
+      options.approvalChannel,
+    );
     this.#idleRunMs = options.idleRunMs;
     if (this.#idleRunMs !== undefined && this.#idleRunMs > 0) {
       const every = Math.max(1_000, Math.min(60_000, Math.floor(this.#idleRunMs / 4)));

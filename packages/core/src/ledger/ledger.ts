@@ -4,6 +4,7 @@
 import {
   type Bundle,
   CallgateError,
+  isCallgateError,
   type LedgerRecord,
   ledgerRecordSchema,
   type RecordBody,
@@ -12,9 +13,11 @@ import type { CheckpointRow, RunHead, Store, StoredRecord } from '../store/store
 import { Checkpointer } from './checkpointer.js';
 import { exportRunBundle } from './export.js';
 import { restoreFrontier } from './frontier-store.js';
-import type { CompactRange } from './merkle.js';
+import { CompactRange } from './merkle.js';
+import { type AppendObserver, type ResolveAppend, tellObservers } from './observe.js';
 import { buildRecord, sealRecord } from './record.js';
 import { isLedgerRecord } from './record-validator.js';
+import { SharedLog } from './shared-log.js';
 import { formatCheckpoint, type LogSigner, openCheckpoint } from './signed-note.js';
 
 /** Options of {@link Ledger.open}. */
@@ -45,13 +48,13 @@ interface PendingAppend {
   stored: StoredRecord;
   /** The run's head before this record: restored if the write fails. */
   previous: RunHead | null;
-  resolve: (record: LedgerRecord) => void;
+  resolve: ResolveAppend;
   reject: (error: unknown) => void;
 }
 
 interface WaitingAppend {
   body: RecordBody;
-  resolve: (record: LedgerRecord) => void;
+  resolve: ResolveAppend;
   reject: (error: unknown) => void;
 }
 
@@ -60,7 +63,10 @@ const noop = (): void => {};
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
- * An open ledger over a {@link Store}. One `Ledger` per log per process: it assigns `seq`.
+ * An open ledger over a {@link Store}. One `Ledger` per log per process: it assigns `seq`. On a
+ * store with a sequencer (a log several engines share, e.g. PostgreSQL), the store assigns `seq`,
+ * `run_seq`, `prev` and the frontier in its transactions instead, and only the engine holding the
+ * store's checkpoint lease signs checkpoints (see `SharedLog`).
  *
  * Durability: `append` resolves only after the store's `appendRecords` call holding the record
  * resolved, so an acknowledged record is durable per the store's `synchronous` mode. When a write
@@ -87,6 +93,9 @@ export class Ledger {
   #settled = 0;
   #barriers: Array<{ target: number; resolve: () => void }> = [];
   #closed = false;
+  #observers: readonly AppendObserver[] = [];
+  /** Set when the store's log is shared (it has a sequencer): everything is delegated to it. */
+  #shared: SharedLog | undefined;
 
   private constructor(
     store: Store,
@@ -131,6 +140,20 @@ export class Ledger {
       if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1))
         throw new CallgateError('request-invalid', `${name} must be a positive integer, got ${value}`);
     }
+    if (store.sequencer !== undefined) {
+      const shared = await SharedLog.open(store, store.sequencer, {
+        signer: options.signer,
+        origin: options.origin,
+        clock: options.clock ?? Date.now,
+        validate: options.validate ?? true,
+        everyRecords: options.checkpointEveryRecords ?? 1000,
+        everyMs: options.checkpointEveryMs ?? 1000,
+        onError: options.onError ?? noop,
+      });
+      const ledger = new Ledger(store, options, 0, new CompactRange(), undefined);
+      ledger.#shared = shared;
+      return ledger;
+    }
     const origin = await store.getMeta(ORIGIN_META_KEY);
     if (origin !== undefined && origin !== options.origin)
       throw new CallgateError(
@@ -149,11 +172,13 @@ export class Ledger {
 
   /** Records acknowledged by the store (durable). */
   get size(): number {
+    if (this.#shared) return this.#shared.size;
     return this.#durableSize;
   }
 
   /** The latest checkpoint this ledger signed or resumed, if any. */
   get latestCheckpoint(): CheckpointRow | undefined {
+    if (this.#shared) return this.#shared.latestCheckpoint;
     return this.#checkpointer.latest;
   }
 
@@ -168,19 +193,64 @@ export class Ledger {
    *   failed or the ledger is closed.
    */
   append(runId: string, body: RecordBody): Promise<LedgerRecord> {
-    return new Promise((resolve, reject) => {
-      if (this.#closed) {
-        reject(new CallgateError('internal', 'the ledger is closed'));
-        return;
-      }
-      const waiting = this.#waiting.get(runId);
-      if (waiting !== undefined) waiting.push({ body, resolve, reject });
-      else if (this.#heads.has(runId)) this.#enqueue(runId, body, resolve, reject);
-      else {
-        this.#waiting.set(runId, [{ body, resolve, reject }]);
-        this.#loadHead(runId);
-      }
-    });
+    if (this.#observers.length > 0) return this.#observedAppend(runId, body);
+    if (this.#shared) return this.#shared.append(runId, body);
+    return new Promise((resolve, reject) => this.#append(runId, body, resolve, reject));
+  }
+
+  /**
+   * Adds an observer of every append (metrics, traces); returns the function that removes it.
+   * An observer that throws is ignored: observing never changes what is recorded.
+   */
+  observeAppends(observer: AppendObserver): () => void {
+    this.#observers = [...this.#observers, observer];
+    return () => {
+      this.#observers = this.#observers.filter((other) => other !== observer);
+    };
+  }
+
+  #observedAppend(runId: string, body: RecordBody): Promise<LedgerRecord> {
+    const { resolve, reject } = tellObservers(this.#observers, runId, body);
+    if (this.#shared) {
+      return this.#shared.append(runId, body).then(
+        (record) => {
+          resolve(record, sealRecord(record).digest);
+          return record;
+        },
+        (error: unknown) => {
+          reject(error);
+          throw error;
+        },
+      );
+    }
+    return new Promise((done, fail) =>
+      this.#append(
+        runId,
+        body,
+        (record, digest) => {
+          resolve(record, digest);
+          done(record);
+        },
+        (error) => {
+          reject(error);
+          fail(error);
+        },
+      ),
+    );
+  }
+
+  #append(runId: string, body: RecordBody, resolve: ResolveAppend, reject: (error: unknown) => void): void {
+    if (this.#closed) {
+      reject(new CallgateError('internal', 'the ledger is closed'));
+      return;
+    }
+    const waiting = this.#waiting.get(runId);
+    if (waiting !== undefined) waiting.push({ body, resolve, reject });
+    else if (this.#heads.has(runId)) this.#enqueue(runId, body, resolve, reject);
+    else {
+      this.#waiting.set(runId, [{ body, resolve, reject }]);
+      this.#loadHead(runId);
+    }
   }
 
   #loadHead(runId: string): void {
@@ -215,12 +285,7 @@ export class Ledger {
     void load.finally(() => this.#loads.delete(load));
   }
 
-  #enqueue(
-    runId: string,
-    body: RecordBody,
-    resolve: (record: LedgerRecord) => void,
-    reject: (error: unknown) => void,
-  ): void {
+  #enqueue(runId: string, body: RecordBody, resolve: ResolveAppend, reject: (error: unknown) => void): void {
     const previous = this.#heads.get(runId) ?? null;
     let record: LedgerRecord;
     let stored: StoredRecord;
@@ -288,7 +353,7 @@ export class Ledger {
     this.#settled += batch.length;
     for (const pending of batch) {
       const record = pending.stored.record;
-      pending.resolve(record);
+      pending.resolve(record, pending.stored.digest);
       // An ended run's head is dropped (it reloads from the store if the run ever continues).
       if (record.type === 'run-end' && this.#heads.get(record.run_id)?.digest === pending.stored.digest)
         this.#heads.delete(record.run_id);
@@ -311,7 +376,7 @@ export class Ledger {
     this.#checkpointer.truncate(this.#durableSize);
     this.#settled += failed.length;
     const failure = new CallgateError(
-      'internal',
+      isCallgateError(error) && error.kind === 'store-unavailable' ? 'store-unavailable' : 'internal',
       `ledger write failed, ${failed.length} record(s) not recorded: ${describe(error)}`,
       {},
       { cause: error },
@@ -331,6 +396,7 @@ export class Ledger {
    * rejects: a failed append reports through its own promise.
    */
   async flush(): Promise<void> {
+    if (this.#shared) return this.#shared.flush();
     if (this.#loads.size > 0) await Promise.allSettled([...this.#loads]);
     const target = this.#enqueued;
     if (this.#settled >= target) return;
@@ -343,6 +409,7 @@ export class Ledger {
    * @throws the store's error when the checkpoint could not be stored.
    */
   async checkpoint(): Promise<CheckpointRow | undefined> {
+    if (this.#shared) return this.#shared.checkpoint();
     await this.flush();
     return this.#checkpointer.sign();
   }
@@ -358,6 +425,7 @@ export class Ledger {
    *   contradicts its checkpoints.
    */
   async exportRun(runId: string, options: { openings?: boolean } = {}): Promise<Bundle> {
+    if (this.#shared) return this.#shared.exportRun(runId, options);
     await this.flush();
     const latest = await this.#checkpointer.sign();
     if (latest === undefined) throw new CallgateError('not-found', `run ${runId} has no records in the log`);
@@ -376,6 +444,7 @@ export class Ledger {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#shared) return this.#shared.close();
     await this.flush();
     this.#checkpointer.stop();
     await this.#checkpointer.sign();
