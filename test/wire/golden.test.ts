@@ -25,7 +25,9 @@ describe('golden callgate-bundle/1', () => {
       types.add(parsed.type);
       expect(canonicalJson(parsed)).toBe(canonicalJson(record));
     }
-    expect([...types].sort()).toEqual([...RECORD_TYPES].sort());
+    // Record types added to format version 1 after the golden file was written (additively).
+    const later = new Set(['refusal']);
+    expect([...types].sort()).toEqual([...RECORD_TYPES].filter((type) => !later.has(type)).sort());
   });
 
   it('fails once any byte of a record changes', () => {

@@ -8,7 +8,7 @@ export interface Run {
   framework: string;
   labels: Record<string, string>;
   parent_run_id?: string;
-  status: 'running' | 'completed' | 'failed' | 'cancelled';
+  status: 'running' | 'completed' | 'failed' | 'cancelled' | 'abandoned';
   started_at: number;
   ended_at?: number;
 }

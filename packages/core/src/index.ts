@@ -58,8 +58,17 @@ export type { ApprovalAnswerer } from './gate/reviewer.js';
 export { localReviewer } from './gate/reviewer.js';
 export type { Commitment } from './json/canonical.js';
 export { canonicalJson, commit, commitCanonical, digestOf, opens } from './json/canonical.js';
+export type { NormalizedMarker, NormalizeReason, Recordable } from './json/normalize.js';
+export { MAX_RECORDED_BYTES, NORMALIZE_RULE, recordable } from './json/normalize.js';
 export type { JsonLimits } from './json/safe-json.js';
-export { checkJsonValue, DEFAULT_JSON_LIMITS, parseJsonStrict, readArguments } from './json/safe-json.js';
+export {
+  checkJsonValue,
+  DEFAULT_JSON_LIMITS,
+  parseJsonLossless,
+  parseJsonStrict,
+  readArguments,
+} from './json/safe-json.js';
+export { truncateText } from './json/text.js';
 export { KEY_ROTATIONS_META_KEY, policyMetaKey, putPolicyDocument } from './ledger/export.js';
 export type { KeyPeriod, KeyRotation } from './ledger/key-rotation.js';
 export { followKeyRotations, openKeyRotation, signKeyRotation } from './ledger/key-rotation.js';

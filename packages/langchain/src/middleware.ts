@@ -224,7 +224,7 @@ export function callgateMiddleware(options: CallgateMiddlewareOptions): AgentMid
       const key = toolCall.id ?? '';
       const signal = request.runtime.signal;
       const call =
-        calls.open(key) ??
+        calls.take(key, objectArguments(toolCall.args)) ??
         ((
           await calls.decide([{ id: key || null, tool: toolCall.name, arguments: toolCall.args }], {
             keys: [key],

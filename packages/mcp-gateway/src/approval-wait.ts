@@ -2,6 +2,7 @@
 // when the client offers it, and always through the engine's approvals (inbox, API, ports);
 // progress notifications keep the client's request alive meanwhile. A client that cancels or
 // disconnects withdraws the approval.
+import { truncateText } from '@callgate/core';
 import type { Approval } from '@callgate/protocol';
 import { ElicitResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestExtra } from './context.js';
@@ -66,7 +67,7 @@ const MAX_SHOWN_ARGUMENTS = 2_000;
 
 function elicitationMessage(approval: Approval): string {
   let shown = JSON.stringify(approval.arguments ?? {}, null, 2);
-  if (shown.length > MAX_SHOWN_ARGUMENTS) shown = `${shown.slice(0, MAX_SHOWN_ARGUMENTS)}\n… (truncated)`;
+  shown = truncateText(shown, MAX_SHOWN_ARGUMENTS, '\n… (truncated)');
   return `callgate: the call to ${approval.tool} needs your approval — ${approval.reason}\n\nArguments:\n${shown}`;
 }
 

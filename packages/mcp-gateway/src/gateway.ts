@@ -4,7 +4,6 @@
 import type { Readable, Writable } from 'node:stream';
 import { type Engine, type Logger, silentLogger } from '@callgate/core';
 import { CallgateError } from '@callgate/protocol';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ToolCatalog } from './catalog.js';
@@ -14,6 +13,7 @@ import { type HttpOptions, HttpSessions, knownProfile } from './http.js';
 import { jsonRpcLineFilter } from './jsonrpc-errors.js';
 import { Subscriptions } from './routing.js';
 import { GatewaySession, levelRank } from './session.js';
+import { LosslessStdioServerTransport } from './stdio-transport.js';
 import { type Loose, Upstream, type UpstreamEvents, type UpstreamStatus } from './upstream.js';
 
 /** Options of {@link createGateway}. */
@@ -251,7 +251,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       const stdout = streams.stdout ?? process.stdout;
       // Lines that are not JSON-RPC messages get their JSON-RPC error here (the transport drops them).
       const lines = stdin.pipe(jsonRpcLineFilter((line) => stdout.write(line)));
-      const transport = new StdioServerTransport(lines, stdout);
+      const transport = new LosslessStdioServerTransport(lines, stdout);
       let resolveClosed: () => void = () => {};
       const closed = new Promise<void>((resolve) => {
         resolveClosed = resolve;

@@ -5,9 +5,11 @@
 // resumption after a dropped stream (Last-Event-ID, the server's `retry`), DELETE on close.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { truncateText } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
+import { invalidJsonAnswer } from './json-rpc.js';
 
 const DEFAULT_RETRY_MS = 1_000;
 const MAX_RESUMES = 5;
@@ -154,6 +156,12 @@ export class HttpClientTransport implements Transport {
     try {
       parsed = JSON.parse(data);
     } catch (error) {
+      // An answer that is not valid JSON (a bare NaN) ends its request at once, as an error.
+      const answer = invalidJsonAnswer(data, error instanceof Error ? error.message : String(error));
+      if (answer && 'id' in answer) {
+        this.onmessage?.(answer);
+        return [answer.id as string | number];
+      }
       this.onerror?.(new Error(`the upstream sent an event that is not JSON: ${String(error)}`));
       return [];
     }
@@ -233,7 +241,7 @@ export class HttpClientTransport implements Transport {
       const text = await readText(incoming).catch(() => '');
       throw new UpstreamHttpError(
         status,
-        `the upstream answered HTTP ${status}${text ? `: ${text.slice(0, 500)}` : ''}`,
+        `the upstream answered HTTP ${status}${text ? `: ${truncateText(text, 500)}` : ''}`,
       );
     }
     const type = String(incoming.headers['content-type'] ?? '');

@@ -10,6 +10,7 @@ import {
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext, SessionContext } from './context.js';
+import { parseClientJson } from './json-rpc.js';
 import { invalidRequest } from './jsonrpc-errors.js';
 import { GatewaySession } from './session.js';
 
@@ -169,9 +170,11 @@ export class HttpSessions {
     }
     if (read.tooLarge) return { error: jsonError(413, -32000, 'Payload Too Large') };
     try {
-      return { body: JSON.parse(read.text ?? '') };
-    } catch {
-      return { error: jsonError(400, -32700, 'Parse error: Invalid JSON') };
+      // Lossless: big integers keep their digits, a duplicate key is refused (see json-rpc.ts).
+      return { body: parseClientJson(read.text ?? '', this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY) };
+    } catch (error) {
+      const detail = error instanceof Error ? error.message.replace(/^message is not valid JSON: /, '') : '';
+      return { error: jsonError(400, -32700, `Parse error: Invalid JSON${detail ? ` (${detail})` : ''}`) };
     }
   }
 

@@ -7,6 +7,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { awaitApproval, ProgressRelay } from './approval-wait.js';
 import type { GatewayTool } from './catalog.js';
 import type { RequestExtra } from './context.js';
+import { UPSTREAM_INVALID_JSON } from './json-rpc.js';
 import { errorResult, jsonEncodedArguments } from './results.js';
 import type { GatewaySession } from './session.js';
 import type { ToolCallParams } from './tools.js';
@@ -116,7 +117,8 @@ async function forward(
     const local =
       !(error instanceof McpError) ||
       error.code === ErrorCode.RequestTimeout ||
-      error.code === ErrorCode.ConnectionClosed;
+      error.code === ErrorCode.ConnectionClosed ||
+      (error.data as { callgate?: unknown } | undefined)?.callgate === UPSTREAM_INVALID_JSON;
     const detail: ErrorDetail = {
       kind: 'tool-error',
       message: local ? `${tool.upstream.name}: ${message}` : message,
@@ -160,6 +162,17 @@ export async function callTool(
         result: { error },
         error_kind: 'tool-not-found',
       });
+      // A tool that exists but lies outside the session's profile: a refused attempt, kept as evidence.
+      if (tool) {
+        const runId = await session.runId().catch(() => undefined);
+        if (runId)
+          await engine.recordRefusedAttempt(runId, {
+            kind: 'tool-out-of-profile',
+            actor: session.principal,
+            tool: name,
+            reason: `${name} is not in profile ${session.profile}`,
+          });
+      }
       return errorResult(error);
     }
     const structured = !tool.advertised.outputSchema;

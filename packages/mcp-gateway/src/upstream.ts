@@ -21,6 +21,7 @@ import { z } from 'zod';
 import type { UpstreamConfig } from './config.js';
 import { HttpClientTransport } from './http-client.js';
 import { explainStartFailure } from './start-failure.js';
+import { UpstreamReadBuffer } from './stdio-transport.js';
 
 /** The gateway's name and version as an MCP client and server. */
 export const GATEWAY_INFO = { name: 'callgate-gateway', version: '0.1.0' } as const;
@@ -106,6 +107,8 @@ export class Upstream {
         ...(stdio.cwd ? { cwd: stdio.cwd } : {}),
         stderr: 'pipe',
       });
+      // Answers that are not valid JSON end their request at once (see UpstreamReadBuffer).
+      (transport as unknown as { _readBuffer: UpstreamReadBuffer })._readBuffer = new UpstreamReadBuffer();
       transport.stderr?.on('data', (chunk: Buffer) => {
         for (const line of chunk.toString('utf8').split('\n')) {
           if (line.trim()) this.#logger.debug({ upstream: this.name, stderr: line }, 'upstream stderr');

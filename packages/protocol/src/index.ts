@@ -52,8 +52,10 @@ export {
   digestSchema,
   inclusionProofSchema,
   ledgerRecordSchema,
+  normalizeReasonSchema,
   openingSchema,
   RECORD_TYPES,
+  REFUSAL_KINDS,
   recordBodySchema,
   recordTypeSchema,
 } from './ledger.js';

@@ -17,6 +17,7 @@ export const RECORD_TYPES = [
   'gap',
   'run-end',
   'mcp-exchange',
+  'refusal',
 ] as const;
 export const recordTypeSchema = z.enum(RECORD_TYPES);
 export type RecordType = z.infer<typeof recordTypeSchema>;
@@ -46,10 +47,24 @@ export const policySnapshotBody = z.object({
   type: z.literal('policy-snapshot'),
   policy_digest: digestSchema,
 });
+/**
+ * Why a committed value was replaced by a `callgate-normalize/1` marker (it had no RFC 8785 form);
+ * see docs/ledger.md, "Normalisation".
+ */
+export const normalizeReasonSchema = z.enum([
+  'lone-surrogate',
+  'non-finite-number',
+  'unsafe-integer',
+  'not-json',
+  'over-size',
+]);
+
 export const modelMessageBody = z.object({
   type: z.literal('model-message'),
   role: z.string(),
   content_commitment: digestSchema.nullable(),
+  /** Present when the content was committed as a normalisation marker, with the reasons. */
+  content_normalized: z.array(normalizeReasonSchema).optional(),
   tool_calls: z.array(
     z.object({
       call_id: z.string(),
@@ -102,6 +117,8 @@ export const callEndBody = z.object({
   outcome: outcomeSchema,
   arguments_digest: digestSchema.nullable(),
   result_commitment: digestSchema.nullable(),
+  /** Present when the result was committed as a normalisation marker, with the reasons. */
+  result_normalized: z.array(normalizeReasonSchema).optional(),
   error_kind: errorKindSchema.optional(),
   duration_ms: z.number().min(0).optional(),
   grant_consumed: z.boolean(),
@@ -115,7 +132,8 @@ export const gapBody = z.object({
 });
 export const runEndBody = z.object({
   type: z.literal('run-end'),
-  status: z.enum(['completed', 'failed', 'cancelled']),
+  /** `abandoned`: nothing came from the agent for the engine's idle limit; the gate ended the run. */
+  status: z.enum(['completed', 'failed', 'cancelled', 'abandoned']),
   calls: z.number().int().min(0),
 });
 
@@ -134,6 +152,33 @@ export const mcpExchangeBody = z.object({
   error_kind: errorKindSchema.optional(),
 });
 
+/** What a refused attempt tried (see {@link refusalBody}). */
+export const REFUSAL_KINDS = [
+  'approval-not-pending',
+  'approval-unknown',
+  'grant-invalid',
+  'outcome-contradicts-grant',
+  'tool-out-of-profile',
+] as const;
+
+/**
+ * A refused attempt, kept as evidence: an answer to an approval that is no longer pending, a
+ * consume of an unknown, spent or wrongly bound grant, an outcome claiming a grant that was not
+ * consumed, a call to a tool outside the caller's profile. `actor` is who tried (a key or reviewer
+ * name), `reason` what the gate said. At most a bounded number per run are written; the last one
+ * written has `suppressed: true` and later ones are not recorded.
+ */
+export const refusalBody = z.object({
+  type: z.literal('refusal'),
+  kind: z.enum(REFUSAL_KINDS),
+  actor: z.string().nullable(),
+  call_id: z.string().nullable(),
+  approval_id: z.string().nullable(),
+  tool: z.string().nullable(),
+  reason: z.string(),
+  suppressed: z.boolean().optional(),
+});
+
 export const recordBodySchema = z.discriminatedUnion('type', [
   runStartBody,
   policySnapshotBody,
@@ -145,6 +190,7 @@ export const recordBodySchema = z.discriminatedUnion('type', [
   gapBody,
   runEndBody,
   mcpExchangeBody,
+  refusalBody,
 ]);
 /** The type-specific part of a record, as the engine hands it to the ledger. */
 export type RecordBody = z.infer<typeof recordBodySchema>;
@@ -160,6 +206,7 @@ export const ledgerRecordSchema = z.discriminatedUnion('type', [
   gapBody.extend(base).strict(),
   runEndBody.extend(base).strict(),
   mcpExchangeBody.extend(base).strict(),
+  refusalBody.extend(base).strict(),
 ]);
 /** One ledger record, format version 1. Its canonical bytes are RFC 8785 JSON. */
 export type LedgerRecord = z.infer<typeof ledgerRecordSchema>;

@@ -13,6 +13,7 @@ import {
   replayPolicy,
   type TimelineEntry,
   timelineOf,
+  truncateText,
   verifyBundle,
 } from '@callgate/core';
 import { openEmbedded } from '@callgate/store-sqlite';
@@ -178,7 +179,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       for (const result of results) {
         const summary = result.ok ? JSON.stringify(result.result) : JSON.stringify({ error: result.error });
         out(
-          `  ${result.call_id} ${result.tool} → ${summary.length > 110 ? `${summary.slice(0, 109)}…` : summary}`,
+          `  ${result.call_id} ${result.tool} → ${summary.length > 110 ? truncateText(summary, 109, '…') : summary}`,
         );
       }
     }

@@ -8,6 +8,7 @@ import {
 } from '@callgate/protocol';
 import type { ApprovalPort } from '../approvals/port.js';
 import { digestOf } from '../json/canonical.js';
+import { checkJsonValue } from '../json/safe-json.js';
 import { type ApprovalChannel, type ApprovalEvent, RemoteWaiters } from './approval-channel.js';
 import type { GateContext } from './context.js';
 import type { CallVerdict } from './decide.js';
@@ -218,6 +219,13 @@ export class ApprovalCoordinator {
       );
     }
     const answer = parsed.data;
+    if (answer.arguments !== undefined) {
+      try {
+        checkJsonValue(answer.arguments, 'arguments', this.#context.jsonLimits);
+      } catch (error) {
+        throw new CallgateError('request-invalid', `approval response: ${(error as Error).message}`);
+      }
+    }
     const current = await this.#context.store.getApproval(approvalId);
     if (!current) throw new CallgateError('not-found', `no approval ${approvalId}`);
     let edited = false;

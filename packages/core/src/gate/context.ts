@@ -11,7 +11,13 @@ import type { ToolRegistry } from './registry.js';
 /** What every step of the gate shares: the engine's parts. Internal to core. */
 export interface GateContext {
   store: Store;
-  ledger: Ledger;
+  /** The ledger, guarded: a run one of whose records could not be written is in `unrecordable`. */
+  ledger: Pick<Ledger, 'append'>;
+  /**
+   * Runs whose record could not be written, with why: the engine refuses their later decisions
+   * (`gate-unavailable`), failing closed rather than running calls whose record is lost.
+   */
+  unrecordable: Map<string, string>;
   registry: ToolRegistry;
   guardrails: Guardrails;
   jsonLimits: JsonLimits;
@@ -35,6 +41,20 @@ export function commitValue(
   const { commitment, salt } = canonical === undefined ? commit(value) : commitCanonical(canonical);
   if (context.vault) writes.push(context.store.putOpenings([{ commitment, salt, value }]));
   return commitment;
+}
+
+/**
+ * `ledger`'s append, noting in `unrecordable` (run id → why) every run one of whose records could
+ * not be written: the engine fails such a run closed (docs/ledger.md, invariant 1).
+ */
+export function guardedLedger(ledger: Ledger, unrecordable: Map<string, string>): Pick<Ledger, 'append'> {
+  return {
+    append: (runId, body) =>
+      ledger.append(runId, body).catch((error: unknown) => {
+        unrecordable.set(runId, error instanceof Error ? error.message : String(error));
+        throw error;
+      }),
+  };
 }
 
 /** Appends one record to the run's chain; resolves when it is durable. */

@@ -9,6 +9,7 @@ import {
 } from '@callgate/protocol';
 import { sha256Digest } from '../crypto.js';
 import { fastCanonicalJson } from '../json/canonical.js';
+import { recordable } from '../json/normalize.js';
 import { readArguments } from '../json/safe-json.js';
 import type { CallRow } from '../store/store.js';
 import { commitValue, type GateContext } from './context.js';
@@ -55,17 +56,14 @@ interface Prepared {
 }
 
 /**
- * The model's arguments as committed in its message, JSON-able whatever the model sent, with
- * their RFC 8785 text (computed once: it is what the commitment hashes).
+ * The model's arguments as committed in its message, whatever the model sent: as they are when
+ * they have a canonical form, else a `callgate-normalize/1` marker (text that is not JSON stays a
+ * string and is committed as it is). Returns the RFC 8785 text too (what the commitment hashes).
  */
 function rawArguments(value: unknown): { value: unknown; canonical: string } {
   if (value === undefined) return { value: null, canonical: 'null' };
-  try {
-    return { value, canonical: fastCanonicalJson(value) };
-  } catch {
-    const unreadable = { unreadable_base64: Buffer.from(String(value), 'utf8').toString('base64') };
-    return { value: unreadable, canonical: fastCanonicalJson(unreadable) };
-  }
+  const committed = recordable(value).value;
+  return { value: committed, canonical: fastCanonicalJson(committed) };
 }
 
 /**
@@ -97,6 +95,19 @@ function refusal(error: unknown): ErrorBody['error'] {
   return { kind: 'internal', message: (error as Error)?.message ?? String(error) };
 }
 
+/**
+ * The call id of a call of the run with the same tool and idempotency key that was decided
+ * (allowed or asked) and has not ended: two calls of one side effect in one step, or while the
+ * first still runs, are one decided and one `idempotency-blocked`.
+ */
+function openUnderKey(state: RunState, tool: string, key: string): string | undefined {
+  for (const call of state.attempts.values()) {
+    if (call.tool !== tool || call.idempotency_key !== key || call.outcome !== undefined) continue;
+    if (call.decision === 'allow' || call.decision === 'ask') return call.call_id;
+  }
+  return undefined;
+}
+
 /** Identify, validate, scrub and guard one call (DESIGN §3 steps 1–4). */
 function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Map<string, number>): Prepared {
   const given = typeof call.id === 'string' && call.id.length > 0 ? call.id : undefined;
@@ -114,10 +125,14 @@ function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Ma
   try {
     const registered = context.registry.get(tool);
     if (!registered) throw new CallgateError('tool-not-found', `no tool named ${JSON.stringify(tool)}`);
-    const args = readArguments(call.arguments, context.jsonLimits);
+    let args = readArguments(call.arguments, context.jsonLimits);
     validateArguments(registered, args);
     const policy = context.policy();
-    for (const name of policy.scrub) delete args[name];
+    // Scrubbing works on a copy: the object the caller gave (what the model sent) stays as it was.
+    if (policy.scrub.some((name) => Object.hasOwn(args, name))) {
+      args = { ...args };
+      for (const name of policy.scrub) delete args[name];
+    }
     const canonical = fastCanonicalJson(args);
     verdict.arguments = args;
     verdict.arguments_digest = sha256Digest(canonical);
@@ -162,6 +177,9 @@ export async function decideCalls(
   const policy = context.policy();
   const now = context.clock();
   const seen = new Map<string, number>();
+  // The arguments exactly as the model sent them, read before parsing and scrubbing (scrubbing
+  // removes keys from an object the caller gave).
+  const raws = options.message ? calls.map((call) => rawArguments(call.arguments)) : [];
   const prepared = calls.map((call) => prepare(context, state, call, seen));
   const writes: Promise<unknown>[] = [];
 
@@ -171,10 +189,9 @@ export async function decideCalls(
   }
   if (options.message) {
     const message = options.message;
-    const toolCalls = calls.map((call, index) => {
+    const toolCalls = calls.map((_call, index) => {
       const verdict = (prepared[index] as Prepared).verdict;
-      // The arguments exactly as the model sent them (before parsing and scrubbing).
-      const raw = rawArguments(call.arguments);
+      const raw = raws[index] as { value: unknown; canonical: string };
       return {
         call_id: verdict.call_id,
         minted: verdict.minted,
@@ -182,12 +199,13 @@ export async function decideCalls(
         arguments_commitment: commitValue(context, raw.value, writes, raw.canonical),
       };
     });
-    const content = message.content === undefined ? null : commitValue(context, message.content, writes);
+    const content = message.content === undefined ? undefined : recordable(message.content);
     writes.push(
       context.ledger.append(runId, {
         type: 'model-message',
         role: message.role,
-        content_commitment: content,
+        content_commitment: content === undefined ? null : commitValue(context, content.value, writes),
+        ...(content && content.reasons.length > 0 ? { content_normalized: content.reasons } : {}),
         tool_calls: toolCalls,
       }),
     );
@@ -225,7 +243,15 @@ export async function decideCalls(
       state.count(verdict.tool);
       if (item.idempotencyKey !== undefined && decision.effect !== 'deny') {
         const done = await context.store.getIdempotencyKey(verdict.tool, item.idempotencyKey);
-        if (done !== undefined) {
+        const open = openUnderKey(state, verdict.tool, item.idempotencyKey);
+        if (done === undefined && open !== undefined) {
+          verdict.error = refusal(
+            new CallgateError(
+              'idempotency-blocked',
+              `${verdict.tool} is already doing this side effect (call ${open}, not ended yet)`,
+            ),
+          );
+        } else if (done !== undefined) {
           verdict.error = refusal(
             new CallgateError(
               'idempotency-blocked',

@@ -1,29 +1,35 @@
-import type {
-  AnyBundle,
-  Approval,
-  ApprovalResponse,
-  ErrorKind,
-  Grant,
-  Outcome,
-  StoredGrant,
-  ToolCall,
-  ToolSpec,
+import {
+  type AnyBundle,
+  type Approval,
+  type ApprovalResponse,
+  CallgateError,
+  type ErrorKind,
+  type Grant,
+  type Outcome,
+  type StoredGrant,
+  type ToolCall,
+  type ToolSpec,
 } from '@callgate/protocol';
 import type { ApprovalPort } from '../approvals/port.js';
 import { canonicalJson } from '../json/canonical.js';
+import { recordable } from '../json/normalize.js';
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../json/safe-json.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Policy } from '../policy/index.js';
 import type { ApprovalQuery, RunRow, Store } from '../store/store.js';
+import { rememberAgentTools, restoreAgentTools } from './agent-tools.js';
 import type { ApprovalChannel } from './approval-channel.js';
 import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
-import { commitValue, type GateContext } from './context.js';
+import { consumeOutstanding, consumeRecorded, markConsumed } from './consume.js';
+import { commitValue, type GateContext, guardedLedger } from './context.js';
 import { type CallVerdict, decideCalls, type ModelMessage } from './decide.js';
 import { consumeGrant, type GrantBinding, issueConsumedGrants, issueGrant } from './grants.js';
 import { type GuardrailOptions, Guardrails } from './guardrails.js';
+import { endIdleRuns } from './idle-runs.js';
 import { uuidv7 } from './ids.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type CallOutcomeReport, closeOpenCalls, recordOutcome } from './outcomes.js';
+import { type RefusedAttempt, recordLateAnswer, recordRefusal } from './refusals.js';
 import { ToolRegistry } from './registry.js';
 import { RunStates } from './run-state.js';
 
@@ -47,6 +53,12 @@ export interface EngineOptions {
   /** Size and depth limits on arguments. Default 1 MiB, depth 64. */
   jsonLimits?: Partial<JsonLimits>;
   guardrails?: GuardrailOptions;
+  /**
+   * Idle limit of a run, in ms: a run this engine has seen that nothing came for (no decision,
+   * outcome, message) for this long is ended `abandoned`, its pending approvals withdrawn first.
+   * Default: no limit.
+   */
+  idleRunMs?: number;
   /** Epoch ms. Default `Date.now`. */
   clock?: () => number;
   logger?: Logger;
@@ -87,15 +99,20 @@ export class Engine {
   readonly #approvals: ApprovalCoordinator;
   readonly #policyDocuments = new Set<string>();
   #policy: Policy;
+  #toolsRestored: Promise<void> | undefined;
+  readonly #idleRunMs: number | undefined;
+  readonly #idleTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: EngineOptions) {
     this.registry = new ToolRegistry(options.tools ?? []);
     this.store = options.store;
     this.ledger = options.ledger;
     this.#policy = options.policy;
+    const unrecordable = new Map<string, string>();
     this.#context = {
       store: options.store,
-      ledger: options.ledger,
+      ledger: guardedLedger(options.ledger, unrecordable),
+      unrecordable,
       registry: this.registry,
       guardrails: new Guardrails(options.guardrails),
       jsonLimits: { ...DEFAULT_JSON_LIMITS, ...options.jsonLimits },
@@ -110,6 +127,36 @@ export class Engine {
       options.approvalPorts ?? [],
       options.approvalChannel,
     );
+    this.#idleRunMs = options.idleRunMs;
+    if (this.#idleRunMs !== undefined && this.#idleRunMs > 0) {
+      const every = Math.max(1_000, Math.min(60_000, Math.floor(this.#idleRunMs / 4)));
+      this.#idleTimer = setInterval(() => {
+        this.endIdleRuns().catch((error) =>
+          this.#context.logger.error({ error: String(error) }, 'ending idle runs failed'),
+        );
+      }, every);
+      this.#idleTimer.unref?.();
+    }
+  }
+
+  /** The state of an open run the agent just acted in (for the idle limit). */
+  async #active(runId: string) {
+    const state = await this.#runs.get(runId);
+    state.lastActivity = this.#context.clock();
+    return state;
+  }
+
+  /**
+   * Ends every run this engine has seen whose agent did nothing for the idle limit
+   * (`idleRunMs`): its pending approvals are withdrawn (no reviewer approves a call that will
+   * never run), its open calls closed, and the run ended `abandoned`. Returns the runs ended.
+   */
+  endIdleRuns(now = this.#context.clock()): Promise<string[]> {
+    return endIdleRuns(this.#runs.open(), this.#idleRunMs, now, {
+      pending: (runId) => this.store.listApprovals({ run_id: runId, status: 'pending' }),
+      withdraw: (approvalId, reason) => this.#approvals.withdraw(approvalId, reason),
+      end: (runId) => this.endRun(runId, 'abandoned'),
+    });
   }
 
   /** The policy in force. */
@@ -128,6 +175,23 @@ export class Engine {
     this.#policyDocuments.add(policy.digest);
   }
 
+  /**
+   * Keeps tool specs an agent registered (e.g. through the HTTP API) in the store, so that the
+   * engine of a restarted server knows them before its first decision (see agent-tools.ts).
+   */
+  rememberTools(specs: readonly ToolSpec[]): Promise<void> {
+    return rememberAgentTools(this.store, specs);
+  }
+
+  /**
+   * Adds the tool specs agents registered in an earlier process that the registry does not know
+   * (configured tools win). Done once; `decide` awaits it.
+   */
+  restoreTools(): Promise<void> {
+    this.#toolsRestored ??= restoreAgentTools(this.store, this.registry, this.#context.logger);
+    return this.#toolsRestored;
+  }
+
   /** Starts a run (`run-start` record) and returns it; `run_id` is a UUIDv7. */
   async startRun(start: RunStart): Promise<RunRow> {
     const now = this.#context.clock();
@@ -141,8 +205,8 @@ export class Engine {
       started_at: now,
     };
     await this.store.createRun(run);
-    this.#runs.add(run);
-    await this.ledger.append(run.run_id, {
+    this.#runs.add(run).lastActivity = now;
+    await this.#context.ledger.append(run.run_id, {
       type: 'run-start',
       principal: run.principal,
       framework: run.framework,
@@ -164,7 +228,15 @@ export class Engine {
     calls: readonly ToolCall[],
     options: DecideOptions = {},
   ): Promise<CallVerdict[]> {
-    const state = await this.#runs.get(runId);
+    const state = await this.#active(runId);
+    const lost = this.#context.unrecordable.get(runId);
+    if (lost !== undefined) {
+      throw new CallgateError(
+        'gate-unavailable',
+        `run ${runId} can no longer be recorded (${lost}): callgate refuses its calls rather than run them unrecorded`,
+      );
+    }
+    await this.restoreTools();
     await this.#rememberPolicy(this.#policy);
     const consume = options.consumeGrants;
     const consumes = (index: number) => (Array.isArray(consume) ? consume[index] === true : consume === true);
@@ -200,6 +272,7 @@ export class Engine {
               spent.forEach((verdict, index) => {
                 verdict.grant = consumed[index] as Grant;
                 verdict.grant_consumed = true;
+                markConsumed(state, bindingOf(runId, verdict));
               });
               kept.forEach((verdict, index) => {
                 verdict.grant = issued[index] as Grant;
@@ -216,15 +289,15 @@ export class Engine {
    * is committed (kept in the vault when the vault is on), never stored in the ledger.
    */
   async recordMessage(runId: string, message: ModelMessage): Promise<void> {
-    await this.#runs.get(runId);
+    await this.#active(runId);
     const writes: Promise<unknown>[] = [];
-    const content =
-      message.content === undefined ? null : commitValue(this.#context, message.content, writes);
+    const content = message.content === undefined ? undefined : recordable(message.content);
     writes.push(
-      this.ledger.append(runId, {
+      this.#context.ledger.append(runId, {
         type: 'model-message',
         role: message.role,
-        content_commitment: content,
+        content_commitment: content === undefined ? null : commitValue(this.#context, content.value, writes),
+        ...(content && content.reasons.length > 0 ? { content_normalized: content.reasons } : {}),
         tool_calls: [],
       }),
     );
@@ -240,8 +313,8 @@ export class Engine {
     runId: string,
     gap: { reason: string; from_ts: number; to_ts: number; calls: number },
   ): Promise<void> {
-    await this.#runs.get(runId);
-    await this.ledger.append(runId, { type: 'gap', ...gap });
+    await this.#active(runId);
+    await this.#context.ledger.append(runId, { type: 'gap', ...gap });
   }
 
   /**
@@ -259,17 +332,19 @@ export class Engine {
       error_kind?: ErrorKind;
     },
   ): Promise<void> {
-    await this.#runs.get(runId);
+    await this.#active(runId);
     const writes: Promise<unknown>[] = [];
     writes.push(
-      this.ledger.append(runId, {
+      this.#context.ledger.append(runId, {
         type: 'mcp-exchange',
         method: exchange.method,
         upstream: exchange.upstream,
         target: exchange.target ?? null,
-        params_commitment: commitValue(this.#context, exchange.params ?? null, writes),
+        params_commitment: commitValue(this.#context, recordable(exchange.params ?? null).value, writes),
         result_commitment:
-          exchange.result === undefined ? null : commitValue(this.#context, exchange.result, writes),
+          exchange.result === undefined
+            ? null
+            : commitValue(this.#context, recordable(exchange.result).value, writes),
         ...(exchange.error_kind ? { error_kind: exchange.error_kind } : {}),
       }),
     );
@@ -291,9 +366,38 @@ export class Engine {
     return this.store.listApprovals(query);
   }
 
-  /** Answers a pending approval (see {@link ApprovalCoordinator.respond}). */
-  respondToApproval(approvalId: string, response: ApprovalResponse): Promise<ApprovalState> {
-    return this.#approvals.respond(approvalId, response);
+  /**
+   * Answers a pending approval (see {@link ApprovalCoordinator.respond}). An answer to an approval
+   * that is no longer pending is refused and recorded in the approval's run as a `refusal`
+   * (`approval-not-pending`, the reviewer as actor).
+   */
+  async respondToApproval(approvalId: string, response: ApprovalResponse): Promise<ApprovalState> {
+    try {
+      return await this.#approvals.respond(approvalId, response);
+    } catch (error) {
+      if (error instanceof CallgateError && error.kind === 'conflict')
+        await recordLateAnswer(this.#context, (runId) => this.#openRun(runId), approvalId, response, error);
+      throw error;
+    }
+  }
+
+  /** The state of an open run, or undefined for an unknown or ended one. */
+  async #openRun(runId: string) {
+    try {
+      return await this.#runs.get(runId);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Records a refused attempt aimed at an open run (a `refusal` record, bounded per run; see
+   * docs/ledger.md, invariant 3): e.g. the MCP gateway's call of a tool outside the profile.
+   * Does nothing for an unknown or ended run. Never throws.
+   */
+  async recordRefusedAttempt(runId: string, attempt: RefusedAttempt): Promise<void> {
+    const state = await this.#openRun(runId);
+    if (state) await recordRefusal(this.#context, state, attempt);
   }
 
   /** Withdraws a pending approval; undefined when it was not pending. */
@@ -307,11 +411,13 @@ export class Engine {
   }
 
   /**
-   * Consumes a grant for exactly this call: atomically, once.
+   * Consumes a grant for exactly this call: atomically, once. A consume that fails is recorded
+   * (docs/ledger.md, invariant 2; see consume.ts): a `refusal` (`grant-invalid`) in the run the
+   * binding names, and the call it names, when open there, ends `denied`.
    * @throws CallgateError `grant-invalid` on any mismatch, reuse or expiry.
    */
-  consumeGrant(token: string, binding: GrantBinding): Promise<StoredGrant> {
-    return consumeGrant(this.store, token, binding, this.#context.clock());
+  consumeGrant(token: string, binding: GrantBinding, options: { actor?: string } = {}): Promise<StoredGrant> {
+    return consumeRecorded(this.#context, (runId) => this.#openRun(runId), token, binding, options.actor);
   }
 
   /**
@@ -320,41 +426,32 @@ export class Engine {
    * already decided, so a person is never asked twice. Returns undefined when none is
    * outstanding.
    */
-  async consumeOutstandingGrant(query: {
+  consumeOutstandingGrant(query: {
     tool: string;
     arguments_digest: string;
     run_id?: string;
     principal?: string;
   }): Promise<StoredGrant | undefined> {
-    const { principal, ...find } = query;
-    const now = this.#context.clock();
-    const principalOf = new Map<string, string | undefined>();
-    for (const grant of await this.store.findGrants({ ...find, now })) {
-      if (principal !== undefined) {
-        if (!principalOf.has(grant.run_id))
-          principalOf.set(grant.run_id, (await this.store.getRun(grant.run_id))?.principal);
-        if (principalOf.get(grant.run_id) !== principal) continue;
-      }
-      const consumed = await this.store.consumeGrant(grant.token_hash, now);
-      if (consumed) return consumed;
-    }
-    return undefined;
+    return consumeOutstanding(this.#context, (runId) => this.#openRun(runId), query);
   }
 
   /** Records how a call ended. See {@link recordOutcome}. */
   async recordOutcome(runId: string, report: CallOutcomeReport): Promise<Outcome> {
-    return recordOutcome(this.#context, await this.#runs.get(runId), report);
+    return recordOutcome(this.#context, await this.#active(runId), report);
   }
 
   /**
    * Ends a run: calls decided but never completed are recorded as `decided-not-completed`
    * (asks never approved as `denied`), then `run-end`.
    */
-  async endRun(runId: string, status: 'completed' | 'failed' | 'cancelled' = 'completed'): Promise<RunRow> {
+  async endRun(
+    runId: string,
+    status: 'completed' | 'failed' | 'cancelled' | 'abandoned' = 'completed',
+  ): Promise<RunRow> {
     const state = await this.#runs.get(runId);
     await closeOpenCalls(this.#context, state);
     const now = this.#context.clock();
-    await this.ledger.append(runId, { type: 'run-end', status, calls: state.calls.size });
+    await this.#context.ledger.append(runId, { type: 'run-end', status, calls: state.calls.size });
     await this.store.endRun(runId, status, now);
     this.#runs.forget(runId);
     return { ...state.run, status, ended_at: now };
@@ -375,6 +472,7 @@ export class Engine {
 
   /** Stops timers and flushes the ledger (the store stays open; close it after). */
   async close(): Promise<void> {
+    if (this.#idleTimer) clearInterval(this.#idleTimer);
     this.#approvals.close();
     await this.ledger.close();
   }

@@ -83,6 +83,7 @@ export async function executeStep(
       const refuse = async (error: ErrorBody['error']): Promise<StepResult> => {
         await engine.recordOutcome(runId, {
           call_id: verdict.call_id,
+          attempt: verdict.attempt,
           outcome: 'denied',
           result: { error },
           error_kind: error.kind,
@@ -130,6 +131,7 @@ export async function executeStep(
         });
         await engine.recordOutcome(runId, {
           call_id: verdict.call_id,
+          attempt: verdict.attempt,
           outcome: 'ok',
           result: result ?? null,
           duration_ms: performance.now() - started,
@@ -142,6 +144,7 @@ export async function executeStep(
           : { kind: 'tool-error', message: thrown instanceof Error ? thrown.message : String(thrown) };
         await engine.recordOutcome(runId, {
           call_id: verdict.call_id,
+          attempt: verdict.attempt,
           outcome: 'error',
           result: { error },
           error_kind: error.kind,

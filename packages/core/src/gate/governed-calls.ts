@@ -144,6 +144,7 @@ export class GovernedCalls {
   readonly #logger: Logger | undefined;
   readonly #calls = new Map<string, GovernedCall[]>();
   readonly #sentSpecs = new Set<string>();
+  readonly #taken = new WeakSet<GovernedCall>();
 
   constructor(options: GovernedCallsOptions) {
     this.governor = options.governor;
@@ -247,6 +248,22 @@ export class GovernedCalls {
   /** The oldest call under `key` whose outcome is not recorded yet. */
   open(key: string): GovernedCall | undefined {
     return this.#calls.get(key)?.find((call) => !call.ended);
+  }
+
+  /**
+   * Takes the call under `key` that a framework is about to run with `input`, for frameworks that
+   * run each tool call once through one hook: the oldest one not ended and not taken yet, preferring
+   * one decided with these arguments. A call id given twice in one step is two calls; each is taken
+   * by the run of its own arguments, never both by one (each attempt then gets its own outcome).
+   */
+  take(key: string, input: unknown): GovernedCall | undefined {
+    const open = (this.#calls.get(key) ?? []).filter((call) => !call.ended && !this.#taken.has(call));
+    const call =
+      open.find((candidate) =>
+        sameArguments(candidate.arguments ?? candidate.verdict?.arguments ?? {}, input),
+      ) ?? open[0];
+    if (call) this.#taken.add(call);
+    return call;
   }
 
   /** Every call under `key`, oldest first. */

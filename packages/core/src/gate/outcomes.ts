@@ -1,8 +1,10 @@
 import { CallgateError, type ErrorKind, type Outcome } from '@callgate/protocol';
 import { sha256Digest } from '../crypto.js';
 import { fastCanonicalJson } from '../json/canonical.js';
+import { recordable } from '../json/normalize.js';
 import { readArguments } from '../json/safe-json.js';
 import { commitValue, type GateContext } from './context.js';
+import { recordRefusal } from './refusals.js';
 import type { RunState } from './run-state.js';
 
 /** How a call ended, as reported by whoever ran it (or refused it). */
@@ -22,37 +24,28 @@ export interface CallOutcomeReport {
   grant_consumed?: boolean;
 }
 
-/** A tool result as JSON: values with no JSON form are recorded by their text. */
-function jsonSafe(value: unknown): unknown {
-  try {
-    fastCanonicalJson(value);
-    return value;
-  } catch {
-    try {
-      return JSON.parse(
-        JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? item.toString() : item)) ?? 'null',
-      );
-    } catch {
-      return { unserializable: String(value) };
-    }
-  }
-}
-
 /**
  * Records a call's outcome (`call-end`), feeds provenance with an untrusted tool's result and
  * marks an idempotency key as done. Returns the outcome recorded, which is
  * `changed-after-decision` when the tool or arguments that ran differ from those decided.
  *
+ * A result with no canonical JSON form is committed as a `callgate-normalize/1` marker and the
+ * record says so (`result_normalized`). An outcome claiming `grant_consumed` is accepted only when
+ * the gate consumed that call's grant (docs/ledger.md, invariant 2); a claim without one is
+ * refused and recorded as a `refusal`. A second `denied` for a call already ended `denied` (e.g.
+ * by its failed consume) is the same fact and returns `denied`.
+ *
  * @throws CallgateError `not-found` when the call was never decided in this run, `conflict` when
- *   its outcome is already recorded.
+ *   its outcome is already recorded, `grant-invalid` when the outcome claims a grant the gate did
+ *   not consume for this call.
  */
 export async function recordOutcome(
   context: GateContext,
   state: RunState,
   report: CallOutcomeReport,
 ): Promise<Outcome> {
-  const call = state.calls.get(report.call_id);
-  if (!call || (report.attempt !== undefined && report.attempt !== call.attempt)) {
+  const call = state.attempt(report.call_id, report.attempt);
+  if (!call) {
     throw new CallgateError(
       'not-found',
       `call ${report.call_id} was not decided in run ${state.run.run_id}`,
@@ -61,6 +54,7 @@ export async function recordOutcome(
       },
     );
   }
+  if (call.outcome === 'denied' && report.outcome === 'denied') return 'denied';
   if (call.outcome !== undefined) {
     throw new CallgateError('conflict', `call ${report.call_id} already ended (${call.outcome})`, {
       call_id: report.call_id,
@@ -84,6 +78,17 @@ export async function recordOutcome(
       );
     }
   }
+  const attemptKey = `${call.call_id}\u0000${call.attempt}`;
+  if (report.grant_consumed && !state.consumed.has(attemptKey) && !state.inherited.has(attemptKey)) {
+    const reason = `the outcome of call ${call.call_id} claims its grant was consumed, but the gate consumed none for it`;
+    await recordRefusal(context, state, {
+      kind: 'outcome-contradicts-grant',
+      call_id: call.call_id,
+      tool: call.tool,
+      reason,
+    });
+    throw new CallgateError('grant-invalid', reason, { call_id: call.call_id });
+  }
   let outcome = report.outcome;
   let digest = call.arguments_digest;
   if (report.arguments !== undefined || (report.tool !== undefined && report.tool !== call.tool)) {
@@ -105,8 +110,8 @@ export async function recordOutcome(
   call.outcome = outcome;
   call.ended_at = now;
   const writes: Promise<unknown>[] = [];
-  const resultCommitment =
-    report.result === undefined ? null : commitValue(context, jsonSafe(report.result), writes);
+  const result = report.result === undefined ? undefined : recordable(report.result);
+  const resultCommitment = result === undefined ? null : commitValue(context, result.value, writes);
   const errorKind: ErrorKind | undefined =
     report.error_kind ??
     (outcome === 'error' ? 'tool-error' : outcome === 'changed-after-decision' ? 'grant-invalid' : undefined);
@@ -119,6 +124,7 @@ export async function recordOutcome(
       outcome,
       arguments_digest: digest,
       result_commitment: resultCommitment,
+      ...(result && result.reasons.length > 0 ? { result_normalized: result.reasons } : {}),
       ...(errorKind ? { error_kind: errorKind } : {}),
       ...(report.duration_ms !== undefined ? { duration_ms: report.duration_ms } : {}),
       grant_consumed: report.grant_consumed ?? false,
@@ -128,7 +134,7 @@ export async function recordOutcome(
   if (outcome === 'ok') {
     const registered = context.registry.get(call.tool);
     const untrusted = registered?.spec.trust === 'untrusted' || context.policy().isUntrusted(call.tool);
-    if (untrusted && report.result !== undefined) state.provenance.observe(call.tool, report.result);
+    if (untrusted && result !== undefined) state.provenance.observe(call.tool, result.value);
     if (call.idempotency_key !== undefined) {
       writes.push(context.store.putIdempotencyKey(call.tool, call.idempotency_key, call.call_id));
     }
@@ -143,7 +149,7 @@ export async function recordOutcome(
  */
 export async function closeOpenCalls(context: GateContext, state: RunState): Promise<number> {
   let count = 0;
-  for (const call of state.calls.values()) {
+  for (const call of state.attempts.values()) {
     if (call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') continue;
     const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
     if (approval && approval.status !== 'approved') {
@@ -153,9 +159,18 @@ export async function closeOpenCalls(context: GateContext, state: RunState): Pro
           : approval.status === 'pending'
             ? 'approval-pending'
             : 'approval-expired';
-      await recordOutcome(context, state, { call_id: call.call_id, outcome: 'denied', error_kind: kind });
+      await recordOutcome(context, state, {
+        call_id: call.call_id,
+        attempt: call.attempt,
+        outcome: 'denied',
+        error_kind: kind,
+      });
     } else {
-      await recordOutcome(context, state, { call_id: call.call_id, outcome: 'decided-not-completed' });
+      await recordOutcome(context, state, {
+        call_id: call.call_id,
+        attempt: call.attempt,
+        outcome: 'decided-not-completed',
+      });
     }
     count++;
   }

@@ -1,5 +1,29 @@
 /** Shortest string from an untrusted tool's output that provenance tracks. */
 export const PROVENANCE_MIN_LENGTH = 8;
+/** A string at least this long counts when found inside another, whatever it holds. */
+export const PROVENANCE_SUBSTRING_MIN_LENGTH = 24;
+/** Longest untrusted string scanned for distinctive tokens (longer ones are scanned up to it). */
+const MAX_SCANNED = 64 * 1024;
+
+/**
+ * True when `text` is distinctive enough to count when found inside a longer string (or a longer
+ * string inside it): 24 characters or more, or a single token (no whitespace) that holds
+ * something besides letters — an address, a URL, a number, an identifier. Common words and short
+ * phrases from a long page do not count.
+ */
+export function distinctive(text: string): boolean {
+  if (text.length >= PROVENANCE_SUBSTRING_MIN_LENGTH) return true;
+  return text.length >= PROVENANCE_MIN_LENGTH && !/\s/.test(text) && /[^\p{L}]/u.test(text);
+}
+
+/** Distinctive tokens inside a longer untrusted string: addresses, URLs, numbers, identifiers. */
+function tokensOf(text: string, into: string[]): void {
+  for (const token of text.slice(0, MAX_SCANNED).split(/[\s<>()[\]{}"',;]+/u)) {
+    const trimmed = token.replace(/[.:!?]+$/u, '');
+    if (trimmed !== text && distinctive(trimmed) && trimmed.length < PROVENANCE_SUBSTRING_MIN_LENGTH * 4)
+      into.push(trimmed);
+  }
+}
 /** Most strings tracked per run; older ones are forgotten first. */
 const MAX_TRACKED = 10_000;
 
@@ -24,8 +48,10 @@ function collectStrings(value: unknown, into: string[], depth = 0): void {
 
 /**
  * Tracks, for one run, the string values (8 characters or longer) that `untrusted` tools
- * returned, and tells whether a later call's arguments repeat one: an argument string that
- * contains such a value, or that is itself found inside one (a value copied out of a page).
+ * returned, and the distinctive tokens inside longer ones (see {@link distinctive}), and tells
+ * whether a later call's arguments repeat one: an argument equal to such a value, one that
+ * contains a distinctive value (an address inside an email body), or a distinctive argument found
+ * inside one (a value copied out of a page).
  */
 export class ProvenanceTracker {
   readonly #values = new Map<string, string>(); // value -> tool
@@ -34,6 +60,7 @@ export class ProvenanceTracker {
   observe(tool: string, result: unknown): void {
     const strings: string[] = [];
     collectStrings(result, strings);
+    for (const text of [...strings]) if (/\s/.test(text)) tokensOf(text, strings);
     for (const value of strings) {
       this.#values.delete(value);
       this.#values.set(value, tool);
@@ -56,8 +83,14 @@ export class ProvenanceTracker {
         sources.add(exact);
         continue;
       }
+      const argumentDistinctive = distinctive(argument);
       for (const [value, tool] of this.#values) {
-        if (argument.includes(value) || value.includes(argument)) sources.add(tool);
+        if (sources.has(tool)) continue;
+        if (
+          (argumentDistinctive && value.includes(argument)) ||
+          (argument.length > value.length && distinctive(value) && argument.includes(value))
+        )
+          sources.add(tool);
       }
     }
     return { untrusted: sources.size > 0, sources: [...sources] };

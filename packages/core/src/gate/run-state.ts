@@ -16,6 +16,17 @@ export class RunState {
   /** Calls counted toward limits: all that were decided (not refused before the decision). */
   callCount = 0;
   readonly toolCounts = new Map<string, number>();
+  /** `refusal` records written for this run by this process (see refusals.ts). */
+  refusals = 0;
+  /** Call attempts (`call_id\u0000attempt`) whose grant this process consumed successfully. */
+  readonly consumed = new Set<string>();
+  /**
+   * Call attempts decided before this process loaded the run (a restart): whether their grant was
+   * consumed is not known here, so an outcome's claim that it was is taken as given.
+   */
+  readonly inherited = new Set<string>();
+  /** Epoch ms of the last thing the agent did in this run (for the idle limit). */
+  lastActivity = 0;
 
   constructor(run: RunRow) {
     this.run = run;
@@ -30,9 +41,31 @@ export class RunState {
     this.toolCounts.set(tool, (this.toolCounts.get(tool) ?? 0) + 1);
   }
 
+  /** Every attempt of every call (`call_id\u0000attempt`): a call id given twice in one step has two. */
+  readonly attempts = new Map<string, CallRow>();
+
   remember(call: CallRow): void {
     const known = this.calls.get(call.call_id);
     if (!known || known.attempt <= call.attempt) this.calls.set(call.call_id, call);
+    this.attempts.set(`${call.call_id}\u0000${call.attempt}`, call);
+  }
+
+  /** One attempt of a call: the given one, else the latest. */
+  attempt(callId: string, attempt?: number): CallRow | undefined {
+    return attempt === undefined ? this.calls.get(callId) : this.attempts.get(`${callId}\u0000${attempt}`);
+  }
+
+  /**
+   * The attempt of `callId` a grant for `argumentsDigest` is for: an open one with that digest,
+   * else the latest.
+   */
+  attemptFor(callId: string, argumentsDigest: string): CallRow | undefined {
+    let found: CallRow | undefined;
+    for (const call of this.attempts.values()) {
+      if (call.call_id === callId && call.outcome === undefined && call.arguments_digest === argumentsDigest)
+        found = found && found.attempt < call.attempt ? found : call;
+    }
+    return found ?? this.calls.get(callId);
   }
 }
 
@@ -71,6 +104,11 @@ export class RunStates {
     this.#states.delete(runId);
   }
 
+  /** The open runs this process holds in memory. */
+  open(): RunState[] {
+    return [...this.#states.values()];
+  }
+
   async #load(runId: string): Promise<RunState> {
     const run = await this.#store.getRun(runId);
     if (!run) throw new CallgateError('not-found', `no run ${runId}`);
@@ -79,10 +117,12 @@ export class RunStates {
     const state = new RunState(run);
     for (const call of await this.#store.listCalls(runId)) {
       state.remember(call);
+      state.inherited.add(`${call.call_id}\u0000${call.attempt}`);
       if (call.decision !== 'refused') state.count(call.tool);
     }
     for (const record of await this.#store.readRunRecords(runId)) {
       if (record.type === 'policy-snapshot') state.policyDigests.add(record.policy_digest);
+      else if (record.type === 'refusal') state.refusals++;
     }
     this.#states.set(runId, state);
     return state;

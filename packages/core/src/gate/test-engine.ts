@@ -90,6 +90,7 @@ export async function testEngine(
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.guardrails ? { guardrails: options.guardrails } : {}),
     ...(options.jsonLimits ? { jsonLimits: options.jsonLimits } : {}),
+    ...(options.idleRunMs !== undefined ? { idleRunMs: options.idleRunMs } : {}),
   });
   const run = await engine.startRun({ principal: 'tester', framework: 'vitest' });
   return { engine, store, ledger, signer, run, runId: run.run_id };

@@ -1,5 +1,5 @@
 import { CallgateError } from '@callgate/protocol';
-import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
+import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
 
 /** Limits on a JSON value taken from a model. */
 export interface JsonLimits {
@@ -55,12 +55,38 @@ function depthBeyond(text: string, maxDepth: number): number | undefined {
 const childPath = (path: string, key: string) =>
   /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 
-/** Turns the parser's lossless numbers into numbers, refusing by JSON path any that would lose precision. */
-function withNumbers(value: unknown, path: string, keepRounded = false): unknown {
-  if (isLosslessNumber(value)) return keepRounded ? Number(value.value) : describeNumber(value.value, path);
+type UnsafeIntegers = 'refuse' | 'keep-rounded' | 'keep-lossless';
+
+/**
+ * A number kept with the digits as sent because a double cannot hold it (`keep-lossless`). The
+ * gate reads `value` (the digits); `JSON.stringify` writes the nearest double, as it would have
+ * without the lossless parse, since Node 20 has no way to write raw digits.
+ */
+class KeptNumber extends LosslessNumber {
+  toJSON(): number {
+    return Number(this.value);
+  }
+}
+
+/**
+ * Turns the parser's lossless numbers into numbers, refusing by JSON path any that would lose
+ * precision (`refuse`), rounding it (`keep-rounded`) or keeping it as the parser's
+ * `LosslessNumber`, digits as sent (`keep-lossless`).
+ */
+function withNumbers(value: unknown, path: string, mode: UnsafeIntegers = 'refuse'): unknown {
+  if (isLosslessNumber(value)) {
+    if (mode === 'refuse') return describeNumber(value.value, path);
+    const number = Number(value.value);
+    if (
+      mode === 'keep-lossless' &&
+      (!Number.isFinite(number) || (Number.isInteger(number) && !Number.isSafeInteger(number)))
+    )
+      return new KeptNumber(value.value);
+    return number;
+  }
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++)
-      value[index] = withNumbers(value[index], `${path}[${index}]`, keepRounded);
+      value[index] = withNumbers(value[index], `${path}[${index}]`, mode);
     return value;
   }
   if (value !== null && typeof value === 'object') {
@@ -69,7 +95,7 @@ function withNumbers(value: unknown, path: string, keepRounded = false): unknown
       const at = childPath(path, key);
       // Refused here already: assigning to `__proto__` would set the prototype, not a key.
       if (POLLUTING_KEYS.has(key)) refuse(`${at}: the key "${key}" is not accepted`, at);
-      record[key] = withNumbers(record[key], at, keepRounded);
+      record[key] = withNumbers(record[key], at, mode);
     }
   }
   return value;
@@ -95,15 +121,17 @@ function lineAndColumn(text: string, position: number): string {
  * @param text JSON text (RFC 8259).
  * @param path what the text is, for messages (e.g. `arguments`).
  * @param options `unsafeIntegers: 'keep-rounded'` keeps integers beyond ±(2^53−1) as the nearest
- *   double (as `JSON.parse` does) instead of refusing the whole text; for envelopes such as an
- *   HTTP body, whose tool arguments the gate then checks (and refuses) call by call.
+ *   double (as `JSON.parse` does) instead of refusing the whole text; `'keep-lossless'` keeps them
+ *   as lossless-json `LosslessNumber`s holding the digits as sent: for envelopes such as an HTTP
+ *   body, whose tool arguments the gate then refuses call by call quoting those digits, and whose
+ *   results and messages are committed under `callgate-normalize/1` (see `recordable`).
  * @throws CallgateError `tool-args-invalid` naming the position or the JSON path and the reason.
  */
 export function parseJsonStrict(
   text: string,
   path = 'arguments',
   limits: JsonLimits = DEFAULT_JSON_LIMITS,
-  options: { unsafeIntegers?: 'refuse' | 'keep-rounded' } = {},
+  options: { unsafeIntegers?: UnsafeIntegers } = {},
 ): unknown {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > limits.maxBytes)
@@ -114,7 +142,7 @@ export function parseJsonStrict(
   }
   let value: unknown;
   try {
-    value = withNumbers(parseLossless(text), path, options.unsafeIntegers === 'keep-rounded');
+    value = withNumbers(parseLossless(text), path, options.unsafeIntegers ?? 'refuse');
   } catch (error) {
     if (error instanceof CallgateError) throw error;
     const message = (error as Error).message;
@@ -122,7 +150,7 @@ export function parseJsonStrict(
     const where = match ? ` (${lineAndColumn(text, Number(match[1]))})` : '';
     throw new CallgateError('tool-args-invalid', `${path} is not valid JSON: ${message}${where}`, { path });
   }
-  checkJsonValue(value, path, limits, options.unsafeIntegers === 'keep-rounded');
+  checkJsonValue(value, path, limits, (options.unsafeIntegers ?? 'refuse') !== 'refuse');
   return value;
 }
 
@@ -195,6 +223,13 @@ export function checkJsonValue(
         trail.pop();
       }
       bytes += node.length + 2;
+    } else if (isLosslessNumber(node)) {
+      // Kept by the lossless parser: digits as sent, beyond what a double holds.
+      if (!allowUnsafeIntegers)
+        refuseHere(
+          `the integer ${node.value} is beyond ±(2^53−1) and would lose precision; send it as a string`,
+        );
+      bytes += node.value.length;
     } else if (typeof node === 'object') {
       const prototype = Object.getPrototypeOf(node);
       if (prototype !== Object.prototype && prototype !== null) {
@@ -240,4 +275,34 @@ export function readArguments(
     refuse(`arguments must be a JSON object, got ${kind}`, 'arguments');
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * Parses a JSON envelope (an HTTP or JSON-RPC body) losslessly, without judging the values inside:
+ * an integer beyond ±(2^53−1) keeps its digits (a lossless-json `LosslessNumber`, which
+ * {@link checkJsonValue} refuses quoting those digits), a key given twice with different values
+ * and the keys `__proto__`, `constructor` and `prototype` are refused, nesting deeper than
+ * `limits.maxDepth` is refused before parsing. Strings are kept as sent (lone surrogates
+ * included): the gate refuses them where a tool would see them.
+ *
+ * @throws CallgateError `tool-args-invalid` naming the position or the JSON path and the reason.
+ */
+export function parseJsonLossless(
+  text: string,
+  path = 'body',
+  limits: JsonLimits = DEFAULT_JSON_LIMITS,
+): unknown {
+  const tooDeep = depthBeyond(text, limits.maxDepth);
+  if (tooDeep !== undefined) {
+    refuse(`${path}: nesting deeper than ${limits.maxDepth} (${lineAndColumn(text, tooDeep)})`, path);
+  }
+  try {
+    return withNumbers(parseLossless(text), path, 'keep-lossless');
+  } catch (error) {
+    if (error instanceof CallgateError) throw error;
+    const message = (error as Error).message;
+    const match = /position (\d+)/.exec(message);
+    const where = match ? ` (${lineAndColumn(text, Number(match[1]))})` : '';
+    throw new CallgateError('tool-args-invalid', `${path} is not valid JSON: ${message}${where}`, { path });
+  }
 }

@@ -1,6 +1,7 @@
 // Validates a parsed policy (DESIGN §4) and normalizes it into a PolicyDocument. Unknown keys are
 // refused everywhere: a misspelt key in a security policy must never be silently ignored.
 import { EFFECTS, type Effect } from '@callgate/protocol';
+import { truncateText } from '../json/text.js';
 import { parseDuration } from './duration.js';
 import { isGlob, isToolPattern } from './glob.js';
 import { closestKey, type Path, type PolicySource, policyInvalid } from './problems.js';
@@ -324,5 +325,5 @@ function describe(value: unknown): string {
   if (typeof value === 'object')
     return isPlainObject(value) ? 'a mapping' : (value.constructor?.name ?? 'an object');
   const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  return text.length > 60 ? truncateText(text, 57, '...') : text;
 }

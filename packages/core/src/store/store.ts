@@ -15,7 +15,7 @@ export interface RunRow {
   framework: string;
   labels: Record<string, string>;
   parent_run_id?: string;
-  status: 'running' | 'completed' | 'failed' | 'cancelled';
+  status: 'running' | 'completed' | 'failed' | 'cancelled' | 'abandoned';
   started_at: number;
   ended_at?: number;
 }

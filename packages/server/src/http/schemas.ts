@@ -77,8 +77,8 @@ export const messageBody = z.strictObject({
 export const callBody = z.strictObject({
   id: z.string().max(256).nullable().optional(),
   tool: z.string().max(256),
-  /** An object, or a JSON string of one (as chat APIs deliver it). */
-  arguments: z.unknown(),
+  /** An object, or a JSON string of one (as chat APIs deliver it); absent means no arguments. */
+  arguments: z.unknown().optional(),
   /** Consume this call's grant with its decision when allowed (overrides the body's `consume`). */
   consume: z.boolean().optional(),
 });
@@ -191,7 +191,7 @@ export const runSchema = z.object({
   framework: z.string(),
   labels: z.record(z.string(), z.string()),
   parent_run_id: z.string().optional(),
-  status: z.enum(['running', 'completed', 'failed', 'cancelled']),
+  status: z.enum(['running', 'completed', 'failed', 'cancelled', 'abandoned']),
   started_at: z.number().int(),
   ended_at: z.number().int().optional(),
 });
@@ -263,6 +263,8 @@ export const verifyReportSchema = z.object({
     }),
   ),
   warnings: z.array(z.string()),
+  /** Bundle fields no signature covers (`exported_at`, `synchronous`): the exporter's claims. */
+  unsigned: z.array(z.string()).optional(),
   records: z.number().int(),
   checkpoints: z.number().int(),
 });

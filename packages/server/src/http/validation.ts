@@ -1,6 +1,7 @@
-import { parseJsonStrict } from '@callgate/core';
+import { parseJsonLossless } from '@callgate/core';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import type { z } from 'zod';
+import { refuseLoneSurrogates } from './committed-values.js';
 
 /** Largest JSON body the API accepts, in bytes: 1 MiB of arguments plus room for the envelope. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024 + 64 * 1024;
@@ -70,8 +71,8 @@ export const BODY_MAX_DEPTH = 80;
 
 /**
  * Parses a JSON request body (RFC 8259) with core's strict parser, so that what the gate sees is
- * exactly what was sent: a key given twice with different values and an integer beyond
- * ±(2^53−1) (which `JSON.parse` would silently collapse or round) are refused, as are keys
+ * exactly what was sent: a key given twice with different values is refused, an integer beyond
+ * ±(2^53−1) (which `JSON.parse` would silently round) keeps its digits, and keys
  * `__proto__`, `constructor` and `prototype`, lone surrogates and nesting deeper than
  * {@link BODY_MAX_DEPTH}. An empty body reads as `{}` (every body field is then absent).
  *
@@ -93,14 +94,12 @@ export function parseJsonBody(text: string, contentType: string | undefined, lim
     );
   }
   try {
-    // Unsafe integers stay rounded here: the gate refuses them call by call (and records it),
-    // instead of the whole request failing.
-    return parseJsonStrict(
-      text,
-      'body',
-      { maxBytes: limit, maxDepth: BODY_MAX_DEPTH },
-      { unsafeIntegers: 'keep-rounded' },
-    );
+    // Unsafe integers keep their digits here (lossless-json numbers): the gate refuses them in
+    // tool arguments call by call, quoting the digits as sent, and commits results and messages
+    // holding them under callgate-normalize/1, instead of the whole request failing or rounding.
+    const body = parseJsonLossless(text, 'body', { maxBytes: limit, maxDepth: BODY_MAX_DEPTH });
+    refuseLoneSurrogates(body);
+    return body;
   } catch (error) {
     if (!isCallgateError(error) || error.kind !== 'tool-args-invalid') throw error;
     // Text that is not JSON at all keeps the message clients know; only then is it parsed twice.

@@ -60,13 +60,17 @@ describe('bundles and verification', () => {
       (await call('GET', `/v1/runs/${runId}/bundle?openings=false`, { key: keys.reviewer })).json.openings,
     ).toBeUndefined();
     const bundle = (await call('GET', `/v1/runs/${runId}/bundle`, { key: keys.reviewer })).json;
-    // The run has not ended: strict verification fails it, plain verification does not.
+    // The run has not ended (and its allowed call has no outcome yet): strict verification fails
+    // it, plain verification does not.
     const verify = (query: string) =>
       call('POST', `/v1/verify${query}`, { key: keys.reviewer, body: bundle });
     for (const query of ['?strict', '?strict=', '?strict=true']) {
       const report = await verify(query);
       expect(report.status).toBe(200);
-      expect(report.json.failures.map((failure: { check: string }) => failure.check)).toEqual(['run-end']);
+      expect(report.json.failures.map((failure: { check: string }) => failure.check)).toEqual([
+        'call-end',
+        'run-end',
+      ]);
     }
     expect((await verify('?strict=false')).json.ok).toBe(true);
     const wrong = await verify('?strict=yes');

@@ -34,12 +34,11 @@ export function ledgerRoutes(server: ServerContext): Route[] {
           });
         }
         const digest = body.arguments_digest ?? digestOf(readArguments(body.arguments));
-        const grant = await engine.consumeGrant(body.token, {
-          run_id: body.run_id,
-          call_id: body.call_id,
-          tool: body.tool,
-          arguments_digest: digest,
-        });
+        const grant = await engine.consumeGrant(
+          body.token,
+          { run_id: body.run_id, call_id: body.call_id, tool: body.tool, arguments_digest: digest },
+          { actor: key.name },
+        );
         return {
           consumed: true,
           run_id: grant.run_id,

@@ -230,10 +230,23 @@ describe('runs', () => {
     const { call, keys } = await testApp();
     const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
     const id = run.json.run_id;
-    await call('POST', `/v1/runs/${id}/decisions`, {
+    const decided = await call('POST', `/v1/runs/${id}/decisions`, {
       key: keys.agent,
       body: { calls: [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }] },
     });
+    // An outcome may claim `grant_consumed` only once the grant was consumed.
+    const verdict = decided.json.verdicts[0];
+    const consumed = await call('POST', '/v1/grants/consume', {
+      key: keys.agent,
+      body: {
+        token: verdict.grant.token,
+        run_id: id,
+        call_id: 'c1',
+        tool: 'read_file',
+        arguments_digest: verdict.arguments_digest,
+      },
+    });
+    expect(consumed.json.consumed).toBe(true);
     const message = await call('POST', `/v1/runs/${id}/messages`, {
       key: keys.agent,
       body: { role: 'assistant', content: 'done' },

@@ -54,7 +54,7 @@ function knownSpecText(spec: ToolSpec): string {
  * @throws CallgateError `conflict` for a known name with another spec, `request-invalid` for a
  *   spec whose input schema does not compile.
  */
-function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly ToolSpec[]): void {
+function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly ToolSpec[]): ToolSpec[] {
   const registry = server.engine.registry;
   const trusted = key.role === 'admin';
   const fresh = new ToolRegistry();
@@ -83,7 +83,9 @@ function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly To
       });
     }
   });
-  for (const spec of fresh.specs()) if (!registry.has(spec.name)) registry.add(spec);
+  const added = fresh.specs().filter((spec) => !registry.has(spec.name));
+  for (const spec of added) registry.add(spec);
+  return added;
 }
 
 /** Routes of runs: start, list, get, end, a step's decisions, model messages and outcomes. */
@@ -181,14 +183,18 @@ export function runRoutes(server: ServerContext): Route[] {
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
-        if (body.tools) registerTools(server, key, body.tools);
+        // Kept in the store too: a restarted server knows them before its first decision.
+        if (body.tools) {
+          await engine.restoreTools();
+          await engine.rememberTools(registerTools(server, key, body.tools));
+        }
         const outcomes = body.outcomes
           ? await recordOutcomes(engine, run.run_id, body.outcomes, server.logger)
           : undefined;
         const consume = body.calls.map((call) => call.consume ?? body.consume ?? false);
         const verdicts = await engine.decide(
           run.run_id,
-          body.calls.map(({ consume: _, ...call }) => call),
+          body.calls.map(({ consume: _, ...call }) => ({ ...call, arguments: call.arguments })),
           {
             ...(body.message ? { message: body.message } : {}),
             issueGrants: true,

@@ -1,4 +1,4 @@
-import { timelineOf, verifyBundle } from '@callgate/core';
+import { timelineOf, truncateText, verifyBundle } from '@callgate/core';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
@@ -221,7 +221,7 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
     const decision = form.get('decision');
     if (decision !== 'approve' && decision !== 'deny')
       throw new CallgateError('request-invalid', 'decision must be approve or deny');
-    const reason = (form.get('reason') ?? '').trim().slice(0, 2000);
+    const reason = truncateText((form.get('reason') ?? '').trim(), 2000);
     const id = c.req.param('id');
     try {
       const state = await engine.respondToApproval(id, {

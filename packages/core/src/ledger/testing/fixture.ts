@@ -212,6 +212,15 @@ export function fixtureRunBodies(
       calls: 0,
     },
     {
+      type: 'refusal',
+      kind: 'approval-not-pending',
+      actor: 'alice',
+      call_id: 'call-2',
+      approval_id: 'apr-0193a1',
+      tool: 'send_invoice',
+      reason: 'approval apr-0193a1 is no longer pending',
+    },
+    {
       type: 'mcp-exchange',
       method: 'resources/read',
       upstream: 'contracts',

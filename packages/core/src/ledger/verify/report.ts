@@ -23,6 +23,8 @@ export const VERIFY_CHECKS = [
   'policy-missing',
   'opening',
   'run-end',
+  'call-end',
+  'grant',
   'witness',
 ] as const;
 /** One check of {@link VERIFY_CHECKS}. */
@@ -47,6 +49,11 @@ export interface VerifyReport {
   warnings: string[];
   records: number;
   checkpoints: number;
+  /**
+   * Bundle fields that carry meaning but are covered by no signature (`exported_at`,
+   * `synchronous`): the exporter's claims, to be read as such.
+   */
+  unsigned?: string[];
 }
 
 /** Options of {@link verifyBundle}. */

@@ -18,6 +18,7 @@ import { checkCalls } from './calls.js';
 import { checkCheckpoints, checkConsistency, checkKey, checkTruncation } from './checkpoints.js';
 import { checkOpenings, checkPolicies } from './contents.js';
 import { checkDanglingProofs } from './dangling-proofs.js';
+import { checkFidelity, unsignedFields } from './fidelity.js';
 import { type InclusionItem, verifyInclusions } from './inclusion.js';
 import { type CheckedRecords, checkRecords, lastRecordOfRuns, leafOf } from './records.js';
 import { Findings, type VerifyOptions, type VerifyReport } from './report.js';
@@ -188,6 +189,7 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
 
   const records = checked.records.filter((record): record is LedgerRecord => record !== undefined);
   checkCalls(records, findings);
+  checkFidelity(records, options.strict === true, findings);
   checkPolicies(shared, records, findings);
   checkOpenings(shared, records, findings);
   for (const last of lastRecordOfRuns(checked).values()) {
@@ -205,5 +207,6 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
     warnings: findings.warnings,
     records: bundle.records.length,
     checkpoints: bundle.checkpoints.length,
+    unsigned: unsignedFields(bundle),
   };
 }

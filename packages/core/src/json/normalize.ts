@@ -1,0 +1,153 @@
+// The one normalisation rule (`callgate-normalize/1`) for values that have no RFC 8785 canonical
+// form, so that a result, a message or an exchange is never a reason to drop a record.
+import { isLosslessNumber } from 'lossless-json';
+import { sha256Digest } from '../crypto.js';
+
+/** The rule's name, written into every marker. */
+export const NORMALIZE_RULE = 'callgate-normalize/1' as const;
+
+/** Largest JSON text (UTF-8 bytes) committed as it is; a larger value is committed as a marker. */
+export const MAX_RECORDED_BYTES = 16 * 1024 * 1024;
+
+/** Why a value had no canonical form. */
+export type NormalizeReason =
+  | 'lone-surrogate'
+  | 'non-finite-number'
+  | 'unsafe-integer'
+  | 'not-json'
+  | 'over-size';
+
+/**
+ * What is committed in place of a value with no canonical form: `bytes` and `sha256`
+ * (`sha256:<hex>`) are over the value's raw JSON text as UTF-8 (NaN/Infinity and big integers as
+ * their tokens and digits, lone surrogates as U+FFFD).
+ */
+export interface NormalizedMarker {
+  $callgate: 'normalized';
+  rule: typeof NORMALIZE_RULE;
+  reasons: NormalizeReason[];
+  bytes: number;
+  sha256: string;
+}
+
+/** A value ready to commit, and the reasons it was replaced (empty when it is committed as it is). */
+export interface Recordable {
+  value: unknown;
+  reasons: NormalizeReason[];
+}
+
+const MAX_DEPTH = 200;
+
+function isPlainObject(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+function hasLoneSurrogate(text: string): boolean {
+  return !(text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+/**
+ * The value's raw JSON text, written whatever it holds: lone surrogates as U+FFFD, NaN, Infinity
+ * and -Infinity as those tokens, big integers (bigint, lossless numbers) as their digits, values
+ * with no JSON form (undefined in an array, functions, symbols) as `null`, a repeated (cyclic)
+ * object as `"[cycle]"`. Collects why the value is not canonical JSON into `reasons`.
+ */
+function rawText(value: unknown, reasons: Set<NormalizeReason>, seen: Set<object>, depth: number): string {
+  switch (typeof value) {
+    case 'string':
+      if (hasLoneSurrogate(value)) {
+        reasons.add('lone-surrogate');
+        return JSON.stringify((value as string & { toWellFormed(): string }).toWellFormed());
+      }
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isFinite(value)) {
+        reasons.add('non-finite-number');
+        return String(value);
+      }
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) reasons.add('unsafe-integer');
+      return String(value);
+    case 'bigint':
+      reasons.add('unsafe-integer');
+      return value.toString();
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      reasons.add('not-json');
+      return 'null';
+    default:
+      break;
+  }
+  if (value === null) return 'null';
+  const object = value as object;
+  if (isLosslessNumber(object)) {
+    const digits = (object as { value: string }).value;
+    const number = Number(digits);
+    if (!Number.isFinite(number)) reasons.add('non-finite-number');
+    else if (!Number.isInteger(number) || !Number.isSafeInteger(number)) reasons.add('unsafe-integer');
+    return digits;
+  }
+  if (seen.has(object) || depth > MAX_DEPTH) {
+    reasons.add('not-json');
+    return '"[cycle]"';
+  }
+  seen.add(object);
+  try {
+    if (Array.isArray(object)) {
+      const items: string[] = [];
+      for (let index = 0; index < object.length; index++) {
+        if (!(index in object)) reasons.add('not-json');
+        items.push(rawText(object[index], reasons, seen, depth + 1));
+      }
+      return `[${items.join(',')}]`;
+    }
+    const withJson = object as { toJSON?: () => unknown };
+    if (typeof withJson.toJSON === 'function') {
+      reasons.add('not-json');
+      return rawText(withJson.toJSON(), reasons, seen, depth + 1);
+    }
+    if (!isPlainObject(object)) reasons.add('not-json');
+    const entries: string[] = [];
+    for (const [key, item] of Object.entries(object)) {
+      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+      entries.push(`${rawText(key, reasons, seen, depth + 1)}:${rawText(item, reasons, seen, depth + 1)}`);
+    }
+    return `{${entries.join(',')}}`;
+  } finally {
+    seen.delete(object);
+  }
+}
+
+/**
+ * Applies `callgate-normalize/1` to a value about to be committed (a tool result, message content,
+ * exchange parameters): a value that is canonical JSON within `maxBytes` is returned as it is;
+ * anything else — a lone surrogate, NaN or Infinity, an integer beyond ±(2^53−1), a value that is
+ * not plain JSON, JSON text over `maxBytes` — is replaced by a {@link NormalizedMarker} carrying
+ * the byte length and SHA-256 of its raw JSON text (UTF-8). Never throws.
+ */
+export function recordable(value: unknown, maxBytes: number = MAX_RECORDED_BYTES): Recordable {
+  const reasons = new Set<NormalizeReason>();
+  let text: string;
+  try {
+    text = rawText(value, reasons, new Set(), 0);
+  } catch (error) {
+    // A getter or toJSON that throws: the value is described by the error instead.
+    reasons.add('not-json');
+    text = JSON.stringify(`[unreadable: ${error instanceof Error ? error.message : String(error)}]`);
+  }
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > maxBytes) reasons.add('over-size');
+  if (reasons.size === 0) return { value, reasons: [] };
+  const sorted = [...reasons].sort();
+  const marker: NormalizedMarker = {
+    $callgate: 'normalized',
+    rule: NORMALIZE_RULE,
+    reasons: sorted,
+    bytes,
+    sha256: sha256Digest(Buffer.from(text, 'utf8')),
+  };
+  return { value: marker, reasons: sorted };
+}

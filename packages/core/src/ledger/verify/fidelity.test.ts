@@ -1,0 +1,84 @@
+// The verifier's record-fidelity checks (docs/ledger.md, invariant 8), on real exports whose
+// records are changed and re-signed as a dishonest log would: each check catches its case.
+import type { LedgerRecord } from '@callgate/protocol';
+import { describe, expect, it } from 'vitest';
+import { executeStep } from '../../gate/execute-step.js';
+import { testEngine } from '../../gate/test-engine.js';
+import { putPolicyDocument } from '../export.js';
+import { verifyBundle } from './verify-bundle.js';
+
+/** A run's records, rewritten by `change`, appended to a fresh log and exported signed. */
+async function forged(change: (records: LedgerRecord[]) => Array<Record<string, unknown>>) {
+  const source = await testEngine();
+  await executeStep(
+    source.engine,
+    source.runId,
+    [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }],
+    () => 'text',
+  );
+  await source.engine.endRun(source.runId);
+  const records = (await source.engine.exportRun(source.runId)).records as LedgerRecord[];
+  const target = await testEngine();
+  const runId = target.runId;
+  await putPolicyDocument(target.store, source.engine.policy.document);
+  // Rewrite the source run's bodies into the target's (already started) run.
+  for (const record of change(records).slice(1)) {
+    const { v: _v, seq: _seq, run_id: _run, run_seq: _runSeq, ts: _ts, prev: _prev, ...body } = record;
+    await target.ledger.append(runId, body as never);
+  }
+  const bundle = await target.engine.exportRun(runId);
+  return verifyBundle(bundle, { publicKey: target.signer.verifierKey, strict: true });
+}
+
+const checks = (report: ReturnType<typeof verifyBundle>) => report.failures.map((failure) => failure.check);
+
+describe('verify --strict: record fidelity', () => {
+  it('accepts an honest run and reports the unsigned bundle fields', async () => {
+    const report = await forged((records) => records);
+    expect(report.failures).toEqual([]);
+    expect(report.unsigned).toEqual(['exported_at', 'synchronous']);
+  });
+
+  it('fails an allowed call with no call-end', async () => {
+    const report = await forged((records) => records.filter((record) => record.type !== 'call-end'));
+    expect(checks(report)).toContain('call-end');
+  });
+
+  it('fails a call with two call-ends', async () => {
+    const report = await forged((records) =>
+      records.flatMap((record) => (record.type === 'call-end' ? [record, record] : [record])),
+    );
+    expect(checks(report)).toContain('call-end');
+  });
+
+  it('fails an outcome claiming it ran under a refused grant: the refusal already ended the call', async () => {
+    const report = await forged((records) =>
+      records.flatMap((record) =>
+        record.type === 'call-end'
+          ? [
+              {
+                ...record,
+                outcome: 'denied',
+                error_kind: 'grant-invalid',
+                grant_consumed: false,
+                result_commitment: null,
+              } as LedgerRecord,
+              { ...record, grant_consumed: true },
+            ]
+          : [record],
+      ),
+    );
+    expect(checks(report)).toContain('call-end');
+  });
+
+  it('fails a call that did not run but claims its grant', async () => {
+    const report = await forged((records) =>
+      records.map((record) =>
+        record.type === 'call-end'
+          ? ({ ...record, outcome: 'denied', grant_consumed: true } as LedgerRecord)
+          : record,
+      ),
+    );
+    expect(checks(report)).toContain('grant');
+  });
+});

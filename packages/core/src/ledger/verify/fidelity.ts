@@ -1,0 +1,89 @@
+// Record-fidelity checks of the offline verifier (docs/ledger.md, invariant 8): each call attempt
+// has at most one `call-end` (and, with --strict, an allowed or approved one has exactly one), and
+// no call that did not run claims its grant.
+import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
+import type { Findings } from './report.js';
+
+/**
+ * Fields of a `callgate-bundle/1` that no signature covers: the exporter's own claims. The
+ * records, proofs and checkpoints are covered by the checkpoint signatures; `origin` and
+ * `public_key` are checked against the signed notes and the pinned key; policies and openings
+ * against the digests and commitments the records hold.
+ */
+export const UNSIGNED_BUNDLE_FIELDS = ['exported_at', 'synchronous'] as const;
+
+interface AttemptState {
+  decision: LedgerRecordOf<'call-decision'>;
+  approved: boolean;
+  ends: number;
+}
+
+const RAN = new Set(['ok', 'error', 'changed-after-decision']);
+
+/**
+ * Runs the fidelity checks over records in log order: `call-end` (two ends of one attempt; with
+ * `strict`, an allowed or approved attempt with none) and `grant` (a call that did not run
+ * claiming its grant). A consume the gate refused ends its open call `denied` there and then, so
+ * an outcome claiming that call ran under its grant afterwards is a second `call-end`.
+ */
+export function checkFidelity(records: readonly LedgerRecord[], strict: boolean, findings: Findings): void {
+  const runs = new Map<string, Map<string, AttemptState>>();
+  const latest = new Map<string, AttemptState>();
+  const approvalCalls = new Map<string, string>();
+  const attemptsOf = (runId: string) => {
+    let attempts = runs.get(runId);
+    if (!attempts) {
+      attempts = new Map();
+      runs.set(runId, attempts);
+    }
+    return attempts;
+  };
+  for (const record of records) {
+    const attempts = attemptsOf(record.run_id);
+    switch (record.type) {
+      case 'call-decision': {
+        const state: AttemptState = { decision: record, approved: false, ends: 0 };
+        attempts.set(`${record.call_id}\u0000${record.attempt}`, state);
+        latest.set(`${record.run_id}\u0000${record.call_id}`, state);
+        break;
+      }
+      case 'approval-request':
+        approvalCalls.set(record.approval_id, record.call_id);
+        break;
+      case 'approval-response': {
+        const state = latest.get(`${record.run_id}\u0000${record.call_id}`);
+        if (state && record.status === 'approved') state.approved = true;
+        break;
+      }
+      case 'call-end': {
+        const state = attempts.get(`${record.call_id}\u0000${record.attempt}`);
+        if (!state) break; // the call checks report an end without a decision
+        state.ends += 1;
+        const call = `call ${record.call_id} attempt ${record.attempt}`;
+        if (state.ends > 1) findings.fail('call-end', `${call} has more than one call-end`, record);
+        if (record.grant_consumed && !RAN.has(record.outcome))
+          findings.fail('grant', `${call} ended ${record.outcome} but claims its grant was consumed`, record);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  for (const attempts of runs.values()) {
+    for (const state of attempts.values()) {
+      if (state.ends > 0) continue;
+      const { decision } = state;
+      const cleared =
+        decision.error_kind === undefined &&
+        (decision.effect === 'allow' || (decision.effect === 'ask' && state.approved));
+      const message = `call ${decision.call_id} attempt ${decision.attempt} was ${decision.effect === 'allow' ? 'allowed' : decision.effect === 'ask' ? (state.approved ? 'approved' : 'asked') : 'refused'} but has no call-end`;
+      if (cleared && strict) findings.fail('call-end', message, decision);
+      else if (cleared) findings.warn(`${message} (--strict makes this a failure)`);
+    }
+  }
+}
+
+/** The names of the bundle's fields that carry meaning but no signature (see {@link UNSIGNED_BUNDLE_FIELDS}). */
+export function unsignedFields(bundle: object): string[] {
+  return UNSIGNED_BUNDLE_FIELDS.filter((field) => field in bundle);
+}

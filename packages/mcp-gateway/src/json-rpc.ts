@@ -1,0 +1,94 @@
+// Reading JSON-RPC the way the gate needs it: client messages losslessly (the digits the client
+// sent are the digits the gate sees and quotes), and upstream answers that are not valid JSON
+// turned into an immediate error for the request they answer instead of being dropped.
+import { CallgateError, parseJsonLossless } from '@callgate/core';
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+
+/** Deepest nesting a client's JSON-RPC message may have. */
+export const MESSAGE_MAX_DEPTH = 80;
+
+/** The `data.callgate` of the error that stands for an upstream answer that was not valid JSON. */
+export const UPSTREAM_INVALID_JSON = 'upstream-invalid-json';
+
+/**
+ * Parses a client's JSON-RPC text losslessly (see core's `parseJsonLossless`): big integers keep
+ * their digits, a duplicate key is refused.
+ * @throws CallgateError `tool-args-invalid` saying what is wrong and where.
+ */
+export function parseClientJson(text: string, maxBytes: number): unknown {
+  return parseJsonLossless(text, 'message', { maxBytes, maxDepth: MESSAGE_MAX_DEPTH });
+}
+
+/** A JSON-RPC message from a line a client sent over stdio, read losslessly and checked. */
+export function readClientMessage(line: string, maxBytes: number): JSONRPCMessage {
+  return JSONRPCMessageSchema.parse(parseClientJson(line, maxBytes));
+}
+
+/** JSON-RPC "Parse error" for a client's text the lossless parser refused (id unknown: null). */
+export function parseErrorOf(error: unknown): {
+  jsonrpc: '2.0';
+  id: null;
+  error: { code: number; message: string };
+} {
+  const message = error instanceof CallgateError ? error.message : String(error);
+  return { jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${message}` } };
+}
+
+const NON_FINITE = ['-Infinity', 'Infinity', 'NaN'];
+
+/** `text` with the bare tokens NaN, Infinity and -Infinity outside strings replaced by null. */
+function withoutNonFinite(text: string): string {
+  let out = '';
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index] as string;
+    if (inString) {
+      out += char;
+      if (char === '\\') out += text[++index] ?? '';
+      else if (char === '"') inString = false;
+      continue;
+    }
+    if (char === '"') inString = true;
+    const token = inString ? undefined : NON_FINITE.find((candidate) => text.startsWith(candidate, index));
+    if (token) {
+      out += 'null';
+      index += token.length - 1;
+    } else out += char;
+  }
+  return out;
+}
+
+/** The id of the request an unparseable upstream answer was for, when it can be read. */
+function answeredId(text: string): string | number | undefined {
+  try {
+    const value = JSON.parse(withoutNonFinite(text)) as { id?: unknown; method?: unknown };
+    if (value && typeof value === 'object' && value.method === undefined) {
+      if (typeof value.id === 'string' || typeof value.id === 'number') return value.id;
+    }
+    return undefined;
+  } catch {
+    const ids = [...text.matchAll(/"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/g)];
+    const last = ids.at(-1)?.[1];
+    if (last === undefined || /"method"\s*:/.test(text)) return undefined;
+    return last.startsWith('"') ? (JSON.parse(last) as string) : Number(last);
+  }
+}
+
+/**
+ * The JSON-RPC error response that stands for an upstream answer that is not valid JSON (e.g. a
+ * bare `NaN` token), addressed to the request it answers, so the caller is told at once instead
+ * of waiting out the timeout. Undefined when no request id can be read from the text.
+ */
+export function invalidJsonAnswer(text: string, reason: string): JSONRPCMessage | undefined {
+  const id = answeredId(text);
+  if (id === undefined) return undefined;
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: -32603,
+      message: `the upstream answer was invalid JSON: ${reason}`,
+      data: { callgate: UPSTREAM_INVALID_JSON },
+    },
+  };
+}

@@ -1,0 +1,236 @@
+// Drives generated runs through the MCP gateway: the SDK's real Client over Streamable HTTP, and a
+// real upstream built with the SDK's McpServer (test/e2e/gateway/fidelity-upstream.mjs) over
+// stdio, whose `bump` tool appends each call it runs to a counter file (the side effects, counted
+// from outside). Each generated run is one client session, hence one callgate run; a step's calls
+// are sent at once. Arguments the SDK cannot write (big integers' digits) go as raw JSON-RPC.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Engine } from '@callgate/core';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { TEST_TOOLS, testEngine } from '../../../packages/core/src/gate/test-engine.js';
+import { connectClient, ROOT, type ServedGateway, serveGateway } from '../../e2e/gateway/harness.js';
+import {
+  checkRun,
+  type GeneratedCall,
+  type GeneratedRun,
+  type ReviewerAct,
+  type Tally,
+  type ToolChoice,
+} from './runs.js';
+
+const UPSTREAM = resolve(ROOT, 'test/e2e/gateway/fidelity-upstream.mjs');
+
+/** The gateway's policy: `bump` allowed up to 1000, asked above; `echo` denied. */
+const POLICY = `
+version: 1
+default: deny
+approval: { ttl: 60s, wait: 150ms, allow_edits: false }
+rules:
+  - id: small
+    match: { tools: [bump] }
+    when: args.amount <= 1000
+    effect: allow
+  - id: large
+    match: { tools: [bump] }
+    when: args.amount > 1000
+    effect: ask
+    reason: large bumps need a person
+  - id: no-echo
+    match: { tools: [echo] }
+    effect: deny
+`;
+
+const TOOLS: Record<ToolChoice, string> = {
+  read: 'bump',
+  'pay-small': 'bump',
+  'pay-large': 'bump',
+  wipe: 'echo',
+  unknown: 'format_disk',
+};
+
+/** What the upstream does for a generated tool act (a hang is an answer that is not valid JSON). */
+const ACTS = { succeed: 'ok', throw: 'throw', hang: 'nan', 'non-canonical': 'surrogate' } as const;
+
+/** A gateway in front of the fidelity upstream, shared by many generated runs. */
+export class GatewayWorld {
+  readonly #folder = mkdtempSync(join(tmpdir(), 'callgate-generated-'));
+  readonly counter = join(this.#folder, 'side-effects.jsonl');
+  readonly #reviewers = new Map<string, ReviewerAct>();
+  served!: ServedGateway;
+  engine!: Engine;
+  publicKey = '';
+
+  async start(): Promise<void> {
+    writeFileSync(this.counter, '');
+    const made = await testEngine({ policy: POLICY, vault: true });
+    for (const tool of TEST_TOOLS) made.engine.registry.remove(tool.name);
+    this.engine = made.engine;
+    this.publicKey = made.signer.verifierKey;
+    this.served = await serveGateway({
+      policy: POLICY,
+      engine: this.engine,
+      upstreams: [
+        {
+          name: 'fid',
+          stdio: {
+            command: process.execPath,
+            args: [UPSTREAM],
+            env: { CALLGATE_TEST_COUNTER: this.counter },
+          },
+          timeoutMs: 10_000,
+        },
+      ],
+    });
+    // Reviewers answer as the generated call says, found by the tag in its arguments.
+    this.engine.onApproval((approval) => {
+      if (approval.status !== 'pending') return;
+      const tag = (approval.arguments as { tag?: string }).tag ?? '';
+      const act = this.#reviewers.get(tag) ?? 'none';
+      const respond = (approved: boolean, extra: object = {}) =>
+        this.engine.respondToApproval(approval.id, { approved, reviewer: 'generated', ...extra });
+      queueMicrotask(async () => {
+        try {
+          if (act === 'approve') await respond(true);
+          else if (act === 'deny') await respond(false);
+          else if (act === 'edit')
+            await respond(true, { arguments: { ...(approval.arguments as object), amount: 1 } });
+          else if (act === 'twice') {
+            await respond(true);
+            await respond(false).catch(() => undefined); // refused: recorded as a refusal
+          } else if (act === 'late') {
+            // After the wait limit: the approval has expired; the answer is refused and recorded.
+            setTimeout(() => void respond(true).catch(() => undefined), 300);
+          }
+        } catch {
+          // answered elsewhere first
+        }
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.served?.close();
+    rmSync(this.#folder, { recursive: true, force: true });
+  }
+
+  /** Side effects by tag, from the counter file the upstream appends to. */
+  sideEffects(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const line of readFileSync(this.counter, 'utf8').split('\n')) {
+      if (!line) continue;
+      const tag = (JSON.parse(line) as { tag?: string }).tag ?? '';
+      counts.set(tag, (counts.get(tag) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /** The arguments of a generated call as JSON-RPC params text (raw, for the digits), and the tag. */
+  #arguments(call: GeneratedCall, run: number, index: number): { raw: string; tag: string } {
+    const tag = `r${run}c${index}`;
+    const amount = call.tool === 'pay-large' ? 5000 + index : 10 + index;
+    const base = { tag, amount, act: ACTS[call.act] };
+    switch (call.arguments) {
+      case 'json-text':
+        return { raw: JSON.stringify(JSON.stringify(base)), tag };
+      case 'invalid-text':
+        return { raw: JSON.stringify(JSON.stringify(base).slice(0, -3)), tag };
+      case 'huge-integer':
+        return { raw: `${JSON.stringify(base).slice(0, -1)},"n":9007199254740993}`, tag };
+      case 'lone-surrogate':
+        return { raw: JSON.stringify({ ...base, note: 'x\uD800y' }), tag };
+      case 'nan':
+        return { raw: JSON.stringify(base).replace(`"amount":${amount}`, '"amount":NaN'), tag };
+      case 'missing':
+        return { raw: '', tag };
+      default:
+        return { raw: JSON.stringify(base), tag };
+    }
+  }
+
+  /** Runs one generated run as one client session and checks it. */
+  async run(generated: GeneratedRun, number: number, tally?: Tally): Promise<void> {
+    const { client, transport } = await connectClient(this.served.url(), { name: `generated-${number}` });
+    const sessionId = transport.sessionId as string;
+    const results: Array<Array<{ call_id: string }>> = [];
+    const tags: string[] = [];
+    let index = 0;
+    for (const step of generated.steps) {
+      const sent = step.map((call) => {
+        const { raw, tag } = this.#arguments(call, number, index++);
+        this.#reviewers.set(tag, call.reviewer);
+        tags.push(tag);
+        return { call, raw, tag };
+      });
+      const answers = await Promise.all(
+        sent.map(async ({ call, raw, tag }) => {
+          const name = TOOLS[call.tool];
+          if (call.arguments === 'object') {
+            const result = await client.callTool({ name, arguments: JSON.parse(raw) }, CallToolResultSchema);
+            return { call_id: tag, result };
+          }
+          const text = await this.#rawCall(sessionId, name, raw, `${tag}`);
+          return { call_id: tag, result: text };
+        }),
+      );
+      results.push(answers.map((answer) => ({ call_id: answer.call_id })));
+    }
+    await client.close();
+    const runs = await this.engine.store.listRuns({ limit: 5 });
+    const run = runs.find((item) => item.labels.client === `generated-${number}`);
+    if (!run) throw new Error(`no run for session generated-${number}`);
+    await waitFor(async () => (await this.engine.store.getRun(run.run_id))?.status !== 'running');
+    const bundle = await this.engine.exportRun(run.run_id, { openings: true });
+    const effects = this.sideEffects();
+    // Side effects by the call id the gateway gave each call, found through the decided
+    // arguments' openings (each call's arguments carry its tag).
+    const tagOf = new Map<string, string>();
+    for (const opening of bundle.openings ?? []) {
+      const tag = (opening.value as { tag?: unknown } | null)?.tag;
+      if (typeof tag === 'string') tagOf.set(opening.commitment, tag);
+    }
+    const callOfTag = new Map<string, string>();
+    for (const record of bundle.records as Array<{
+      type?: string;
+      call_id?: string;
+      arguments_commitment?: string | null;
+    }>) {
+      if (record.type !== 'call-decision' || !record.arguments_commitment) continue;
+      const tag = tagOf.get(record.arguments_commitment);
+      if (tag && record.call_id) callOfTag.set(tag, record.call_id);
+    }
+    const sideEffects = new Map<string, number>();
+    for (const tag of tags) {
+      const count = effects.get(tag) ?? 0;
+      if (count > 0) sideEffects.set(callOfTag.get(tag) ?? `unmatched-${tag}`, count);
+    }
+    checkRun({ steps: generated.steps, results, sideEffects, bundle, publicKey: this.publicKey }, tally);
+  }
+
+  /** A tools/call sent as raw JSON-RPC text over the session (the SDK writes numbers as doubles). */
+  async #rawCall(sessionId: string, name: string, rawArguments: string, id: string): Promise<string> {
+    const params =
+      rawArguments === ''
+        ? `{"name":${JSON.stringify(name)}}`
+        : `{"name":${JSON.stringify(name)},"arguments":${rawArguments}}`;
+    const response = await fetch(this.served.url(), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"tools/call","params":${params}}`,
+    });
+    return response.text();
+  }
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the run to end');
+    await new Promise((wake) => setTimeout(wake, 10));
+  }
+}

@@ -1,0 +1,55 @@
+// A test upstream MCP server built with the SDK's McpServer, served over stdio, for the gateway's
+// record-fidelity tests and the generated harness. Tools:
+// - `bump`: appends its arguments to the counter file named by CALLGATE_TEST_COUNTER (a side
+//   effect to count), then acts as its `act` argument says: `ok` returns the arguments, `throw`
+//   throws, `nan` answers with a bare NaN, `surrogate` returns a lone surrogate;
+// - `echo`: returns its arguments as text (the digits it received);
+// - `nan`: answers with a bare NaN token (not valid JSON) on the wire;
+// - `surrogate`: returns text holding a lone surrogate;
+// - `boom`: throws;
+// - `hang`: never answers.
+import { appendFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { z } from 'zod';
+
+const counter = process.env.CALLGATE_TEST_COUNTER;
+const server = new McpServer({ name: 'fidelity-upstream', version: '1.0.0' });
+const text = (value) => ({ content: [{ type: 'text', text: value }] });
+const loose = z.object({}).passthrough();
+
+server.registerTool('bump', { description: 'Counts one side effect', inputSchema: loose }, (args) => {
+  if (counter) appendFileSync(counter, `${JSON.stringify(args)}\n`);
+  if (args.act === 'throw') throw new Error('the tool failed');
+  if (args.act === 'nan')
+    return { content: [{ type: 'text', text: 'score' }], structuredContent: { score: '__BARE_NAN__' } };
+  if (args.act === 'surrogate') return text(`broken \uD800 ${args.tag}`);
+  return text(JSON.stringify(args));
+});
+server.registerTool('echo', { description: 'Echoes its arguments', inputSchema: loose }, (args) =>
+  text(JSON.stringify(args)),
+);
+server.registerTool('nan', { description: 'Answers with a bare NaN', inputSchema: loose }, () => ({
+  content: [{ type: 'text', text: 'score' }],
+  structuredContent: { score: '__BARE_NAN__' },
+}));
+server.registerTool('surrogate', { description: 'Returns a lone surrogate', inputSchema: loose }, () =>
+  text('broken \uD800 text'),
+);
+server.registerTool('boom', { description: 'Throws', inputSchema: loose }, () => {
+  throw new Error('boom');
+});
+server.registerTool(
+  'hang',
+  { description: 'Never answers', inputSchema: loose },
+  () => new Promise(() => {}),
+);
+
+// The wire as sent: the marker string becomes a bare NaN token, which is not JSON.
+const stdout = new Writable({
+  write(chunk, _encoding, done) {
+    process.stdout.write(chunk.toString('utf8').replaceAll('"__BARE_NAN__"', 'NaN'), done);
+  },
+});
+await server.connect(new StdioServerTransport(process.stdin, stdout));
