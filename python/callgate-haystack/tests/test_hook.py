@@ -25,7 +25,7 @@ def governed(generator: Any, tools: Any, hook: CallgateHook, **kwargs: Any) -> A
     return Agent(
         chat_generator=generator,
         tools=tools,
-        hooks={"before_tool": [hook], "after_tool": [hook], "after_run": [hook]},
+        hooks=hook.hooks(),
         **kwargs,
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,7 +51,7 @@ def test_closed_refuses_every_call_while_the_server_is_unreachable() -> None:
 
 
 def test_open_runs_calls_and_records_the_outage_when_the_server_is_back(
-    restartable: tuple[CallgateServer, str, str],
+    restartable: tuple[CallgateServer, str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
     server, agent_key, admin_key = restartable
     counter = Counter()
@@ -74,9 +75,13 @@ def test_open_runs_calls_and_records_the_outage_when_the_server_is_back(
     )
     server.stop()
     context: dict[str, Any] = {"test": True}
-    agent.run([user("go")], hook_context=context)
+    with caplog.at_level(logging.WARNING, logger="haystack_integrations.callgate"):
+        agent.run([user("go")], hook_context=context)
     gate.close()
 
+    warned = [record.getMessage() for record in caplog.records if record.name == "haystack_integrations.callgate"]
+    assert any("cannot be reached" in text and "fail mode open" in text for text in warned), warned
+    assert not any("list CallgateHook last" in text for text in warned), warned  # the outage, not hook order
     assert counter.names() == ["read_note", "read_note"]  # ran undecided, then decided (the delete was denied)
     bundle = server.client(admin_key).bundle(context["callgate_run_id"])
     decided = [record["call_id"] for record in records(bundle, "call-decision")]

@@ -11,6 +11,7 @@ import weakref
 from typing import Any
 
 from haystack.core.serialization import default_from_dict, default_to_dict
+from haystack.dataclasses import ToolCall
 from haystack.hooks.human_in_the_loop import ToolExecutionDecision
 from haystack.tools import Tool, Toolset, flatten_tools_or_toolsets
 from haystack.utils import Secret, deserialize_secrets_inplace
@@ -22,7 +23,9 @@ from haystack_integrations.common.callgate.specs import gateway_url_of, tool_spe
 from haystack_integrations.common.callgate.wire import API_KEY_ENV_VAR, Verdict, encode_arguments
 from haystack_integrations.tools.mcp import MCPToolset
 
+from .reports import refused_report
 from .step import error_text
+from .unknown import not_found_error
 
 #: The key under which the strategy keeps its run in the Agent's ``hook_context``.
 RUN_CONTEXT_KEY = "callgate_run"
@@ -268,6 +271,34 @@ class CallgateConfirmationStrategy:
         return ToolExecutionDecision(
             tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=arguments, feedback=feedback
         )
+
+    def record_unknown(
+        self, tool_call: ToolCall, available: list[str], confirmation_strategy_context: dict[str, Any] | None = None
+    ) -> None:
+        """
+        Records a call to a tool the agent does not have (Haystack's ``ConfirmationHook`` passes such
+        calls by its strategies): decided in the run, then refused as ``tool-not-found`` with
+        Haystack's own wording. Used by :class:`CallgateConfirmationHook`; never raises for the server.
+        """
+        client = self._sync_client()
+        call = {
+            "id": tool_call.id or None,
+            "tool": tool_call.tool_name,
+            "arguments": encode_arguments(tool_call.arguments),
+        }
+        try:
+            run_id = self._existing_run_id(confirmation_strategy_context) or self._remember_run(
+                confirmation_strategy_context, str(client.start_run(self.framework)["run_id"])
+            )
+            verdict = client.decide(run_id, [call])[0]
+            if verdict.approval is not None and verdict.approval.status == "pending":
+                client.withdraw_approval(verdict.approval.id, reason="the agent has no such tool")
+            error = not_found_error(tool_call.tool_name, available)
+            client.record_outcome(run_id, refused_report(verdict.call_id, verdict.attempt, error))
+        except CallgateError as error:
+            self.logger.warning(
+                "callgate: the call to unknown tool %s was not recorded: %s", tool_call.tool_name, error
+            )
 
     def run(
         self,

@@ -181,7 +181,9 @@ class RunRecorder:
         except ServerUnreachable:
             context.outage = outage
 
-    def end(self, context: RunContext, final: ChatMessage | None, status: str | None = None) -> None:
+    def end(
+        self, context: RunContext, final: ChatMessage | None, status: str | None = None, *, keep_open: bool = False
+    ) -> None:
         """
         Queues the end of a run: records the server missed, any outage record, the final message,
         then ``run-end`` (the server records ``decided-not-completed`` for calls that never
@@ -194,6 +196,7 @@ class RunRecorder:
             if context.ended:
                 return
             context.ended = True
+        # keep_open: a call of the run waits for an approval; a later agent run resumes the run.
         end_status = status or ("failed" if context.phase == "tools" else "completed")
         content = message_content(final) if final is not None else None
 
@@ -213,7 +216,8 @@ class RunRecorder:
                     self._write_gap(client, context)
                 if content is not None:
                     client.record_message(run_id, "assistant", content)
-                client.end_run(run_id, end_status)
+                if not keep_open:
+                    client.end_run(run_id, end_status)
             except Conflict:
                 pass  # ended already
             except CallgateError as error:

@@ -1,0 +1,114 @@
+"""
+Resume after an ask, across two processes against one real server: a support agent asks on
+Friday (its call refused as approval-pending, the process stops), a reviewer answers over the
+weekend, and Monday's agent run carrying the run id (or the approval id) takes that answer
+instead of asking again.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import records
+
+from haystack_integrations.common.callgate.testing import CallgateServer
+
+RESUME_POLICY = """
+version: 1
+default: deny
+approval: { ttl: 120s, wait: 60s, allow_edits: false }
+rules:
+  - id: reads
+    match: { tools: ["read_*"] }
+    effect: allow
+  - id: writes-ask
+    match: { tools: ["write_*"] }
+    effect: ask
+    reason: writes need a person
+"""
+
+AGENT = Path(__file__).parent / "resume_agent.py"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[CallgateServer, str, str]]:
+    started = CallgateServer.start(policy=RESUME_POLICY)
+    try:
+        yield started, started.create_key("agent", "support-agent"), started.create_key("reviewer", "weekend-reviewer")
+    finally:
+        started.close()
+
+
+def agent_process(url: str, key: str, context: dict[str, Any], calls: list[list[Any]]) -> dict[str, Any]:
+    """Runs one agent in its own Python process; returns what it printed."""
+    done = subprocess.run(
+        [sys.executable, str(AGENT), url, key, json.dumps(context), json.dumps(calls)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def error_of(result: dict[str, Any]) -> dict[str, Any]:
+    assert result["error"], result
+    return json.loads(result["text"])["error"]
+
+
+def test_monday_takes_fridays_answers_by_run_id(server: tuple[CallgateServer, str, str]) -> None:
+    callgate, agent_key, reviewer_key = server
+    calls = [
+        ["w-1", "write_note", {"name": "refund", "text": "approved"}],
+        ["w-2", "write_note", {"name": "b", "text": "x"}],
+    ]
+    friday = agent_process(callgate.url, agent_key, {"callgate_run_id": None}, calls)
+    assert friday["ran"] == []
+    pending = {call_id: error_of(result) for call_id, result in friday["results"].items()}
+    assert {error["kind"] for error in pending.values()} == {"approval-pending"}
+    run_id = friday["context"]["callgate_run_id"]
+    assert sorted(friday["context"]["callgate_pending_approvals"]) == sorted(e["approval_id"] for e in pending.values())
+
+    reviewer = callgate.client(reviewer_key)
+    reviewer.approve(pending["w-1"]["approval_id"], reason="refund is fine")
+    reviewer.deny(pending["w-2"]["approval_id"], reason="not this one")
+
+    started = time.monotonic()
+    monday = agent_process(callgate.url, agent_key, {"callgate_run_id": run_id}, calls)
+    assert time.monotonic() - started < 30  # nobody was asked again, nothing waited for the 60 s limit
+    assert monday["context"]["callgate_run_id"] == run_id
+    assert monday["ran"] == ["write_note"]
+    assert not monday["results"]["w-1"]["error"]
+    denied = error_of(monday["results"]["w-2"])
+    assert denied["kind"] == "approval-denied" and "not this one" in denied["message"]
+
+    bundle = callgate.client(reviewer_key).bundle(run_id)
+    assert len(records(bundle, "approval-request")) == 2  # asked once each, on Friday
+    ends = {record["call_id"]: record for record in records(bundle, "call-end")}
+    assert (ends["w-1"]["outcome"], ends["w-1"]["grant_consumed"], ends["w-1"]["attempt"]) == ("ok", True, 1)
+    assert (ends["w-2"]["outcome"], ends["w-2"]["error_kind"]) == ("denied", "approval-denied")
+    assert len(records(bundle, "call-end")) == 2 and len(records(bundle, "run-end")) == 1
+    assert callgate.client(reviewer_key).verify(bundle, strict=True)["ok"] is True
+
+
+def test_monday_resumes_by_approval_id(server: tuple[CallgateServer, str, str]) -> None:
+    callgate, agent_key, reviewer_key = server
+    calls = [["w-9", "write_note", {"name": "ticket-9", "text": "closed"}]]
+    friday = agent_process(callgate.url, agent_key, {"ticket": "9"}, calls)
+    approval_id = error_of(friday["results"]["w-9"])["approval_id"]
+    callgate.client(reviewer_key).approve(approval_id, reason="ok")
+
+    monday = agent_process(callgate.url, agent_key, {"callgate_approval_id": approval_id}, calls)
+    assert monday["ran"] == ["write_note"]
+    assert monday["context"]["callgate_run_id"] == friday["context"]["callgate_run_id"]
+    bundle = callgate.client(reviewer_key).bundle(monday["context"]["callgate_run_id"])
+    assert len(records(bundle, "approval-request")) == 1
+    assert [record["outcome"] for record in records(bundle, "call-end")] == ["ok"]
