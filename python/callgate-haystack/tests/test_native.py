@@ -78,6 +78,23 @@ def test_an_unknown_tool_raises_haystacks_exception_when_asked_to(live: Live, ho
     assert (end["outcome"], end["error_kind"]) == ("denied", "tool-not-found")
 
 
+def test_nobody_is_asked_to_approve_a_tool_the_agent_lacks(live: Live, hook: CallgateHook) -> None:
+    spec = {"name": "write_memo", "description": "Write a memo.", "inputSchema": {"type": "object"}}
+    client = live.agent()
+    other = client.start_run("haystack")["run_id"]
+    client.decide(other, [{"id": "m-0", "tool": "read_memo", "arguments": {}}], tools=[spec])  # the server knows it
+    client.end_run(other)
+    generator = ScriptedChatGenerator([calls(("write_memo", {"text": "hi"}, "m-1")), "done"])
+    agent = Agent(chat_generator=generator, tools=local_tools(Counter()), hooks=hook.hooks())
+    context: dict[str, Any] = {"callgate_run_id": None}
+    agent.run([user("go")], hook_context=context)  # the policy asks for write_*: it would wait 4 s
+    hook.flush()
+
+    bundle = live.admin().bundle(context["callgate_run_id"])
+    assert [record["status"] for record in records(bundle, "approval-response")] == ["withdrawn"]
+    assert (ends(bundle)["m-1"]["outcome"], ends(bundle)["m-1"]["error_kind"]) == ("denied", "tool-not-found")
+
+
 def test_the_confirmation_hook_records_unknown_calls_too(live: Live, secret: Any) -> None:
     counter = Counter()
     tools = local_tools(counter)

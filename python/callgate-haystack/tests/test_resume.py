@@ -7,6 +7,7 @@ instead of asking again.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -16,9 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import records
+from haystack.components.agents import Agent
+from haystack.utils import Secret
+from support import Counter, ScriptedChatGenerator, calls, local_tools, records, user
 
 from haystack_integrations.common.callgate.testing import CallgateServer
+from haystack_integrations.hooks.callgate import CallgateHook
 
 RESUME_POLICY = """
 version: 1
@@ -112,3 +116,37 @@ def test_monday_resumes_by_approval_id(server: tuple[CallgateServer, str, str]) 
     bundle = callgate.client(reviewer_key).bundle(monday["context"]["callgate_run_id"])
     assert len(records(bundle, "approval-request")) == 1
     assert [record["outcome"] for record in records(bundle, "call-end")] == ["ok"]
+
+
+def test_a_later_async_run_in_the_same_process_resumes(server: tuple[CallgateServer, str, str]) -> None:
+    callgate, agent_key, reviewer_key = server
+    gate = CallgateHook(url=callgate.url, api_key=Secret.from_token(agent_key), max_wait=0.3)
+    counter = Counter()
+    tools = local_tools(counter)
+
+    def step(call_id: str, text: str) -> Any:
+        return calls(("write_note", {"name": "n", "text": text}, call_id))
+
+    friday = Agent(chat_generator=ScriptedChatGenerator([step("a-1", "t"), "later"]), tools=tools, hooks=gate.hooks())
+    context: dict[str, Any] = {"callgate_run_id": None}
+    friday.run([user("go")], hook_context=context)
+    (approval_id,) = context["callgate_pending_approvals"]
+    callgate.client(reviewer_key).approve(approval_id)
+
+    # the same call runs on its approval; a call with other arguments under another id is decided (asks) afresh
+    monday = Agent(
+        chat_generator=ScriptedChatGenerator([step("a-1", "t"), step("a-2", "other"), "done"]),
+        tools=tools,
+        hooks=gate.hooks(),
+    )
+    resumed: dict[str, Any] = {"callgate_run_id": context["callgate_run_id"]}
+    asyncio.run(monday.run_async([user("go")], hook_context=resumed))
+    gate.close()
+
+    assert counter.runs == [("write_note", {"name": "n", "text": "t"})]
+    (waiting,) = resumed["callgate_pending_approvals"]  # a-2 waits now, asked once
+    assert waiting != approval_id
+    bundle = callgate.client(reviewer_key).bundle(context["callgate_run_id"])
+    asked = [record["call_id"] for record in records(bundle, "approval-request")]
+    assert asked == ["a-1", "a-2"]
+    assert [(r["call_id"], r["outcome"]) for r in records(bundle, "call-end")] == [("a-1", "ok")]
