@@ -150,3 +150,30 @@ def test_a_later_async_run_in_the_same_process_resumes(server: tuple[CallgateSer
     asked = [record["call_id"] for record in records(bundle, "approval-request")]
     assert asked == ["a-1", "a-2"]
     assert [(r["call_id"], r["outcome"]) for r in records(bundle, "call-end")] == [("a-1", "ok")]
+
+
+def test_a_resumed_call_with_other_arguments_is_asked_again_and_its_old_attempt_ends(
+    server: tuple[CallgateServer, str, str],
+) -> None:
+    callgate, agent_key, reviewer_key = server
+    gate = CallgateHook(url=callgate.url, api_key=Secret.from_token(agent_key), max_wait=0.3)
+    tools = local_tools(Counter())
+    friday_step = calls(("write_note", {"name": "n", "text": "friday"}, "s-1"))
+    friday = Agent(chat_generator=ScriptedChatGenerator([friday_step, "later"]), tools=tools, hooks=gate.hooks())
+    context: dict[str, Any] = {"callgate_run_id": None}
+    friday.run([user("go")], hook_context=context)
+    run_id = context["callgate_run_id"]
+
+    monday_step = calls(("write_note", {"name": "n", "text": "monday"}, "s-1"))
+    monday = Agent(chat_generator=ScriptedChatGenerator([monday_step, "later"]), tools=tools, hooks=gate.hooks())
+    monday.run([user("go")], hook_context={"callgate_run_id": run_id})
+    gate.close()
+
+    reviewer = callgate.client(reviewer_key)
+    bundle = reviewer.bundle(run_id)
+    assert [record["status"] for record in records(bundle, "approval-response")] == ["withdrawn"]
+    assert [record["call_id"] for record in records(bundle, "approval-request")] == ["s-1", "s-1"]  # asked anew
+    ends = [(r["attempt"], r["outcome"], r["error_kind"]) for r in records(bundle, "call-end")]
+    assert ends == [(1, "denied", "approval-expired")]  # the old attempt ended before the new one was asked
+    callgate.client(agent_key).end_run(run_id)  # nobody resumes it again: the waiting attempt ends with the run
+    assert reviewer.verify(reviewer.bundle(run_id), strict=True)["ok"] is True

@@ -74,16 +74,20 @@ class StepWork:
             run_id = resume_target(client, context.hook_context)
         except ServerUnreachable:
             return  # decided (or refused) as an outage by the step itself
-        if run_id is None or self._ended_here(run_id):
+        if run_id is None or not self._adoptable(run_id):
             return
         adopt(client, context, run_id)
         self._runs.started(context, run_id)
 
-    def _ended_here(self, run_id: str) -> bool:
-        """A run this hook started and ended itself: a ``hook_context`` reused from an earlier agent run."""
-        started = run_id in self._runs.started_ids
-        open_ids = {context.run_id for context in self._runs.open_runs()}
-        return started and run_id not in open_ids and run_id not in self.kept_open
+    def _adoptable(self, run_id: str) -> bool:
+        """
+        False for a run live in this hook (e.g. the calling agent's run, when a sub-agent is given
+        its ``hook_context``) and for one this hook ended itself (a ``hook_context`` reused from an
+        earlier agent run): those agent runs get a run of their own.
+        """
+        if any(context.run_id == run_id for context in self._runs.open_runs()):
+            return False
+        return run_id not in self._runs.started_ids or run_id in self.kept_open
 
     def _warn_no_context(self) -> None:
         if not self._warned_no_context:

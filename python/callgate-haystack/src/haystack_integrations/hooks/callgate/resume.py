@@ -28,7 +28,7 @@ from haystack_integrations.common.callgate.approvals import interpret, wait_for_
 from haystack_integrations.common.callgate.client import CallgateClient
 from haystack_integrations.common.callgate.errors import Conflict
 from haystack_integrations.common.callgate.specs import gateway_url_of
-from haystack_integrations.common.callgate.wire import encode_arguments
+from haystack_integrations.common.callgate.wire import ApprovalState, encode_arguments
 
 from .decisions import Resolution
 from .reports import refused_report
@@ -100,13 +100,14 @@ def resume_call(
     """
     state = client.get_approval(str(row["approval_id"]))
     approval = state.approval
+    context.resumable.pop(call.id or "", None)
+    call_id, attempt = str(row["call_id"]), int(row.get("attempt", 1))
     if approval.raw.get("arguments") != encode_arguments(call.arguments):
         logger.info(
             "callgate: call %s asks with other arguments than approval %s: deciding it again", call.id, approval.id
         )
+        _close_superseded(client, context, call_id, attempt, state)
         return None
-    context.resumable.pop(call.id or "", None)
-    call_id, attempt = str(row["call_id"]), int(row.get("attempt", 1))
     if approval.status == "pending":
         state = wait_for_approval(client, approval, max_wait)
     answer = interpret(approval, state)
@@ -146,3 +147,22 @@ def resume_call(
         grant_consumed=grant is not None and not gateway,
     )
     return Resolution(CallPlan(call, tool_call), decided=decided)
+
+
+def _close_superseded(
+    client: CallgateClient, context: RunContext, call_id: str, attempt: int, state: ApprovalState
+) -> None:
+    """
+    Ends the waiting attempt of a call asked again with other arguments, before the new attempt is
+    decided (the server takes outcomes of a call's latest attempt): its approval is withdrawn when
+    still pending (nobody should approve a call that will not run) and the attempt is refused.
+    """
+    approval = state.approval
+    if approval.status == "pending":
+        client.withdraw_approval(approval.id, reason="the call was asked again with other arguments")
+        error = {"kind": "approval-expired", "message": "the call was asked again with other arguments"}
+    elif approval.status == "approved":
+        error = {"kind": "grant-invalid", "message": "the call was asked again with other arguments; it did not run"}
+    else:
+        error = interpret(approval, state).error or {"kind": "approval-expired", "message": approval.status}
+    client.record_outcome(context.run_id or "", refused_report(call_id, attempt, {**error, "approval_id": approval.id}))
