@@ -119,7 +119,7 @@ def test_hook_and_gateway_decide_each_call_once(gateway: tuple[CallgateServer, s
     agent = Agent(
         chat_generator=generator,
         tools=[toolset, *local_tools(counter)],
-        hooks={"before_tool": [gate], "after_tool": [gate], "after_run": [gate]},
+        hooks=gate.hooks(),
     )
     context: dict[str, Any] = {"test": True}
     try:

@@ -203,13 +203,24 @@ def test_a_token_key_is_refused_with_what_to_use_instead() -> None:
         agent.to_dict()
 
 
-def test_the_old_entry_point_still_works_and_round_trips(live: Live) -> None:
+def test_the_old_entry_point_still_works_and_round_trips(live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALLGATE_TEST_AGENT_KEY", live.agent_key)
     gate = CallgateHook(url=live.url, api_key=Secret.from_env_var("CALLGATE_TEST_AGENT_KEY"))
-    agent = Agent(chat_generator=ScriptedChatGenerator([]), hooks={"before_tool": [gate], "after_tool": [gate]})
+    hooks = {"before_tool": [gate], "after_tool": [gate], "after_run": [gate]}
+    tools = [create_tool_from_function(read_note), create_tool_from_function(delete_note)]
+    agent = Agent(chat_generator=ScriptedChatGenerator([]), tools=tools, hooks=hooks)
     again = Agent.from_dict(agent.to_dict())
     assert again.hooks["before_tool"][0] is again.hooks["after_tool"][0]  # shared again
-    with pytest.warns(DeprecationWarning, match="gate.hooks"):
-        gate._deprecated()
+
+    agent.chat_generator.replies = [calls(("read_note", {"name": "a"}, "o-1"), ("delete_note", {"name": "b"}, "o-2"))]
+    context: dict[str, Any] = {"callgate_run_id": None}
+    with pytest.warns(DeprecationWarning, match=r"gate\.hooks\(\)"):
+        result = agent.run([user("go")], hook_context=context)  # the point is read from Haystack's call stack
+    read = next(m for m in result["messages"] if m.role == ChatRole.TOOL and m.tool_call_result.origin.id == "o-1")
+    assert "contents of a" in read.tool_call_result.result
+    bundle = live.admin().bundle(context["callgate_run_id"])
+    assert [(r["call_id"], r["outcome"]) for r in records(bundle, "call-end")] == [("o-2", "denied"), ("o-1", "ok")]
+    assert records(bundle, "run-end")[0]["status"] == "completed"
 
 
 # --- hook_context ---------------------------------------------------------------------------

@@ -73,7 +73,9 @@ class CallgateConfirmationStrategy:
     What a strategy cannot do (Haystack gives strategies one call at a time and no results): it
     does not record the model's message nor the calls' outcomes, so completed calls read as
     ``decided-not-completed``; a call without an id is decided under a minted id the tool result
-    does not carry. For all of that, use :class:`CallgateHook` instead.
+    does not carry. For all of that, use :class:`CallgateHook` instead. Haystack's
+    ``ConfirmationHook`` never shows a strategy a call to a tool the agent lacks: register the
+    strategy in :class:`~.confirmation_hook.CallgateConfirmationHook` to record those calls too.
 
     :param url: The callgate server; ``None`` reads ``CALLGATE_URL``, then ``http://127.0.0.1:7420``.
     :param api_key: An ``agent`` key; by default ``CALLGATE_API_KEY``.
