@@ -212,7 +212,8 @@ def test_scenario(scenario: dict[str, Any], servers: dict[str, tuple[CallgateSer
     seen: dict[str, int] = {}
     results_seen: dict[str, int] = {}
     for index, (want, call) in enumerate(zip(expect, scripted, strict=True)):
-        given = call["id"] or None
+        # a call whose id the hook could not keep (a repeat within its step) is minted, as in check.ts
+        given = call["id"] if call["id"] and not want.get("minted") else None
         nth = seen.get(given, 0) + 1 if given else 0
         if given:
             seen[given] = nth

@@ -121,6 +121,24 @@ def test_the_confirmation_hook_records_unknown_calls_too(live: Live, secret: Any
     assert isinstance(again, CallgateConfirmationHook)
 
 
+def test_a_repeated_id_in_one_step_gets_a_minted_one(live: Live, hook: CallgateHook) -> None:
+    counter = Counter()
+    step = calls(("read_note", {"name": "a"}, "r-1"), ("read_note", {"name": "b"}, "r-1"))
+    agent = Agent(chat_generator=ScriptedChatGenerator([step, "done"]), tools=local_tools(counter), hooks=hook.hooks())
+    context: dict[str, Any] = {"callgate_run_id": None}
+    result = agent.run([user("go")], hook_context=context)
+
+    assert sorted(arguments["name"] for _, arguments in counter.runs) == ["a", "b"]
+    check_history(result["messages"])
+    ids = [m.tool_call_result.origin.id for m in result["messages"] if m.role == ChatRole.TOOL]
+    assert ids[0] == "r-1" and ids[1].startswith("cg-") and len(set(ids)) == 2  # one result per id
+    decisions = records(live.admin().bundle(context["callgate_run_id"]), "call-decision")
+    assert [(d["call_id"] == "r-1", d["minted"], d["attempt"]) for d in decisions] == [
+        (True, False, 1),
+        (False, True, 1),
+    ]
+
+
 # --- serialization --------------------------------------------------------------------------
 
 

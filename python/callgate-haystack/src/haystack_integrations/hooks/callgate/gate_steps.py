@@ -101,6 +101,26 @@ class StepWork:
 
     # --- deciding, with resumed calls ----------------------------------------------------------
 
+    @staticmethod
+    def unrepeat(message: ChatMessage) -> ChatMessage:
+        """
+        ``message`` with the id of every call that repeats an earlier call's id *in the same
+        message* taken away, so the server mints one (``cg-<hex>``) and each call gets its own result:
+        a history with two results under one id is one chat APIs refuse. (An id seen again in a later
+        step is that call's next attempt, as before.)
+        """
+        seen: set[str] = set()
+        changed = False
+        content: list[Any] = []
+        for part in message._content:
+            if isinstance(part, ToolCall) and part.id:
+                if part.id in seen:
+                    part, changed = replace(part, id=None), True
+                else:
+                    seen.add(part.id)
+            content.append(part)
+        return replace(message, _content=content) if changed else message
+
     def decide(self, context: RunContext, message: ChatMessage, tools: dict[str, Tool]) -> list[Resolution]:
         """Every call of ``message`` resolved: resumed ones from their approval, the others by the server."""
         resumed = self._resume(context, message.tool_calls, tools)

@@ -254,7 +254,7 @@ class CallgateHook(GatePoints, LegacyEntryPoint):
         if last is None or last.role != ChatRole.ASSISTANT or not last.tool_calls:
             self._enter_tools(context, last, [], [])
             return context, None
-        return context, last
+        return context, StepWork.unrepeat(last)
 
     def _before_tool(self, state: State) -> None:
         context, message = self._begin_step(state)
@@ -281,8 +281,10 @@ class CallgateHook(GatePoints, LegacyEntryPoint):
         unknown, unpaired = self._steps.settle(context, resolutions, tools)
         plans = [resolution.plan for resolution in resolutions]
         rewritten = rewrite_step(message, plans)
+        history = list(state.data.get("messages") or [])
+        if rewritten is None and history and history[-1] is not message:  # repeated ids were taken away
+            rewritten = [message]
         if rewritten is not None:
-            history = list(state.data.get("messages") or [])
             state.set("messages", history[:-1] + rewritten, handler_override=replace_values)
         last = rewritten[-1] if rewritten else message
         self._enter_tools(
