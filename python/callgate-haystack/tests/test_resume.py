@@ -21,6 +21,7 @@ from haystack.components.agents import Agent
 from haystack.utils import Secret
 from support import Counter, ScriptedChatGenerator, calls, local_tools, records, user
 
+from haystack_integrations.common.callgate.errors import Conflict
 from haystack_integrations.common.callgate.testing import CallgateServer
 from haystack_integrations.hooks.callgate import CallgateHook
 
@@ -177,3 +178,19 @@ def test_a_resumed_call_with_other_arguments_is_asked_again_and_its_old_attempt_
     assert ends == [(1, "denied", "approval-expired")]  # the old attempt ended before the new one was asked
     callgate.client(agent_key).end_run(run_id)  # nobody resumes it again: the waiting attempt ends with the run
     assert reviewer.verify(reviewer.bundle(run_id), strict=True)["ok"] is True
+
+
+def test_resuming_an_ended_run_is_refused_with_what_to_do(server: tuple[CallgateServer, str, str]) -> None:
+    callgate, agent_key, _ = server
+    client = callgate.client(agent_key)
+    ended = client.start_run("haystack")["run_id"]
+    client.end_run(ended)
+    gate = CallgateHook(url=callgate.url, api_key=Secret.from_token(agent_key))
+    agent = Agent(
+        chat_generator=ScriptedChatGenerator([calls(("read_note", {"name": "a"}, "e-1")), "done"]),
+        tools=local_tools(Counter()),
+        hooks=gate.hooks(),
+    )
+    with pytest.raises(Conflict, match="cannot be resumed: pass hook_context without"):
+        agent.run([user("go")], hook_context={"callgate_run_id": ended})
+    gate.close()
