@@ -36,6 +36,7 @@ class StepWork:
     :param runs: The hook's runs.
     :param decider: Decides the calls that are not resumed.
     :param recorder: The hook's background records.
+    :param logger: Where warnings and notes go.
     """
 
     def __init__(
@@ -77,6 +78,7 @@ class StepWork:
         if run_id is None or not self._adoptable(run_id):
             return
         adopt(client, context, run_id)
+        self.kept_open.discard(run_id)  # open in this hook again; kept again if a call still waits
         self._runs.started(context, run_id)
 
     def _adoptable(self, run_id: str) -> bool:
