@@ -68,7 +68,8 @@ class StepWork:
         if context.run_id is not None:
             return
         if not context.hook_context:
-            self._warn_no_context()
+            if context.parent_run_id is None:  # a sub-agent's run is found from its parent's
+                self._warn_no_context()
             return
         client = self._client()
         try:
