@@ -281,11 +281,11 @@ class CallgateHook(GatePoints, LegacyEntryPoint):
         unknown, unpaired = self._steps.settle(context, resolutions, tools)
         plans = [resolution.plan for resolution in resolutions]
         rewritten = rewrite_step(message, plans)
-        history = list(state.data.get("messages") or [])
+        history = state.data.get("messages") or []
         if rewritten is None and history and history[-1] is not message:  # repeated ids were taken away
             rewritten = [message]
         if rewritten is not None:
-            state.set("messages", history[:-1] + rewritten, handler_override=replace_values)
+            state.set("messages", list(history[:-1]) + rewritten, handler_override=replace_values)
         last = rewritten[-1] if rewritten else message
         self._enter_tools(
             context,
