@@ -8,6 +8,7 @@ instead of asking again.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from support import Counter, ScriptedChatGenerator, calls, local_tools, records,
 
 from haystack_integrations.common.callgate.errors import Conflict
 from haystack_integrations.common.callgate.testing import CallgateServer
-from haystack_integrations.hooks.callgate import CallgateHook
+from haystack_integrations.hooks.callgate import CallgateConfirmationHook, CallgateConfirmationStrategy, CallgateHook
 
 RESUME_POLICY = """
 version: 1
@@ -194,3 +195,36 @@ def test_resuming_an_ended_run_is_refused_with_what_to_do(server: tuple[Callgate
     with pytest.raises(Conflict, match="cannot be resumed: pass hook_context without"):
         agent.run([user("go")], hook_context={"callgate_run_id": ended})
     gate.close()
+
+
+def test_the_confirmation_strategy_resumes_too(server: tuple[CallgateServer, str, str]) -> None:
+    callgate, agent_key, reviewer_key = server
+    counter = Counter()
+    tools = local_tools(counter)
+    strategy = CallgateConfirmationStrategy(
+        url=callgate.url, api_key=Secret.from_token(agent_key), tools=tools, max_wait=0.3
+    )
+
+    def agent(script: list[Any]) -> Agent:
+        confirmation = CallgateConfirmationHook(confirmation_strategies={"*": strategy})
+        return Agent(chat_generator=ScriptedChatGenerator(script), tools=tools, hooks={"before_tool": [confirmation]})
+
+    step = calls(("write_note", {"name": "n", "text": "t"}, "cs-1"))
+    friday: dict[str, Any] = {"ticket": "1"}
+    agent([step, "later"]).run([user("go")], hook_context=friday)
+    run_id, (approval_id,) = friday["callgate_run"].run_id, friday["callgate_pending_approvals"]
+    del friday  # the agent run's context is gone: its run stays open, a call waits in it
+    gc.collect()
+    callgate.client(reviewer_key).approve(approval_id)
+
+    monday: dict[str, Any] = {"callgate_run_id": run_id}
+    asyncio.run(
+        agent([calls(("write_note", {"name": "n", "text": "t"}, "cs-1")), "done"]).run_async(
+            [user("go")], hook_context=monday
+        )
+    )
+
+    assert counter.runs == [("write_note", {"name": "n", "text": "t"})]
+    bundle = callgate.client(reviewer_key).bundle(run_id)
+    assert len(records(bundle, "approval-request")) == 1  # not asked again
+    assert records(bundle, "run-end") == []  # a run of the caller's own: ended by the caller

@@ -11,7 +11,6 @@ import weakref
 from typing import Any
 
 from haystack.core.serialization import default_from_dict, default_to_dict
-from haystack.dataclasses import ToolCall
 from haystack.hooks.human_in_the_loop import ToolExecutionDecision
 from haystack.tools import Tool, Toolset, flatten_tools_or_toolsets
 from haystack.utils import Secret, deserialize_secrets_inplace
@@ -23,9 +22,8 @@ from haystack_integrations.common.callgate.specs import gateway_url_of, tool_spe
 from haystack_integrations.common.callgate.wire import API_KEY_ENV_VAR, Verdict, encode_arguments
 from haystack_integrations.tools.mcp import MCPToolset
 
-from .reports import refused_report
+from .confirmation_resume import note_pending, resume_decision
 from .step import error_text
-from .unknown import not_found_error
 
 #: The key under which the strategy keeps its run in the Agent's ``hook_context``.
 RUN_CONTEXT_KEY = "callgate_run"
@@ -37,6 +35,10 @@ class _StrategyRun:
     def __init__(self, run_id: str, end: Any) -> None:
         self.run_id = run_id
         self._finalizer = weakref.finalize(self, end, run_id)
+
+    def keep_open(self) -> None:
+        """A call of the run waits for an approval: the run is not ended with its agent run."""
+        self._finalizer.detach()
 
     def __repr__(self) -> str:
         return f"CallgateRun({self.run_id!r})"
@@ -249,6 +251,10 @@ class CallgateConfirmationStrategy:
         return None
 
     @staticmethod
+    def _note_pending(context: dict[str, Any] | None, error: dict[str, Any]) -> None:
+        note_pending(context, context.get(RUN_CONTEXT_KEY) if context is not None else None, error)
+
+    @staticmethod
     def _refuse(tool_name: str, tool_call_id: str | None, error: dict[str, Any]) -> ToolExecutionDecision:
         return ToolExecutionDecision(
             tool_name=tool_name, execute=False, tool_call_id=tool_call_id, feedback=error_text(error)
@@ -274,34 +280,6 @@ class CallgateConfirmationStrategy:
             tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=arguments, feedback=feedback
         )
 
-    def record_unknown(
-        self, tool_call: ToolCall, available: list[str], confirmation_strategy_context: dict[str, Any] | None = None
-    ) -> None:
-        """
-        Records a call to a tool the agent does not have (Haystack's ``ConfirmationHook`` passes such
-        calls by its strategies): decided in the run, then refused as ``tool-not-found`` with
-        Haystack's own wording. Used by :class:`CallgateConfirmationHook`; never raises for the server.
-        """
-        client = self._sync_client()
-        call = {
-            "id": tool_call.id or None,
-            "tool": tool_call.tool_name,
-            "arguments": encode_arguments(tool_call.arguments),
-        }
-        try:
-            run_id = self._existing_run_id(confirmation_strategy_context) or self._remember_run(
-                confirmation_strategy_context, str(client.start_run(self.framework)["run_id"])
-            )
-            verdict = client.decide(run_id, [call])[0]
-            if verdict.approval is not None and verdict.approval.status == "pending":
-                client.withdraw_approval(verdict.approval.id, reason="the agent has no such tool")
-            error = not_found_error(tool_call.tool_name, available)
-            client.record_outcome(run_id, refused_report(verdict.call_id, verdict.attempt, error))
-        except CallgateError as error:
-            self.logger.warning(
-                "callgate: the call to unknown tool %s was not recorded: %s", tool_call.tool_name, error
-            )
-
     def run(
         self,
         *,
@@ -323,6 +301,11 @@ class CallgateConfirmationStrategy:
             run_id = self._existing_run_id(confirmation_strategy_context) or self._remember_run(
                 confirmation_strategy_context, str(client.start_run(self.framework)["run_id"])
             )
+            resumed = resume_decision(
+                self, client, run_id, confirmation_strategy_context, tool_name, tool_params, tool_call_id
+            )
+            if resumed is not None:
+                return resumed
             verdict = client.decide(run_id, [call], tools=self._spec_for(tool_name))[0]
             decision = self._decision(verdict, tool_name, tool_call_id)
             if decision is not None:
@@ -330,6 +313,7 @@ class CallgateConfirmationStrategy:
             assert verdict.approval is not None
             answer = interpret(verdict.approval, wait_for_approval(client, verdict.approval, self.max_wait))
             if not answer.approved:
+                self._note_pending(confirmation_strategy_context, answer.error or {})
                 return self._refuse(tool_name, tool_call_id, answer.error or {})
             if answer.grant is not None and self._consumes(tool_name):
                 grant = answer.grant
@@ -362,6 +346,18 @@ class CallgateConfirmationStrategy:
             run_id = self._existing_run_id(confirmation_strategy_context) or self._remember_run(
                 confirmation_strategy_context, str((await client.start_run(self.framework))["run_id"])
             )
+            resumed = await asyncio.to_thread(
+                resume_decision,
+                self,
+                self._sync_client(),
+                run_id,
+                confirmation_strategy_context,
+                tool_name,
+                tool_params,
+                tool_call_id,
+            )
+            if resumed is not None:
+                return resumed
             verdict = (await client.decide(run_id, [call], tools=self._spec_for(tool_name)))[0]
             decision = self._decision(verdict, tool_name, tool_call_id)
             if decision is not None:
@@ -374,6 +370,7 @@ class CallgateConfirmationStrategy:
                 raise
             answer = interpret(verdict.approval, state)
             if not answer.approved:
+                self._note_pending(confirmation_strategy_context, answer.error or {})
                 return self._refuse(tool_name, tool_call_id, answer.error or {})
             if answer.grant is not None and self._consumes(tool_name):
                 grant = answer.grant

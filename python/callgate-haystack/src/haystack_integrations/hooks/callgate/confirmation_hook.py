@@ -16,11 +16,47 @@ Usage::
 
 from __future__ import annotations
 
+from typing import Any
+
 from haystack.components.agents.state.state import State
+from haystack.dataclasses import ToolCall
 from haystack.hooks.human_in_the_loop import ConfirmationHook
 from haystack.hooks.human_in_the_loop.strategies import _get_confirmation_strategy
 
+from haystack_integrations.common.callgate.errors import CallgateError
+from haystack_integrations.common.callgate.wire import encode_arguments
+
 from .confirmation import CallgateConfirmationStrategy
+from .reports import refused_report
+from .unknown import not_found_error
+
+
+def record_unknown(
+    strategy: CallgateConfirmationStrategy,
+    tool_call: ToolCall,
+    available: list[str],
+    context: dict[str, Any] | None,
+) -> None:
+    """
+    Records a call to a tool the agent does not have in the strategy's run: decided, then refused
+    as ``tool-not-found`` with Haystack's own wording (an ask for it is withdrawn: nobody approves
+    a call that cannot run). Never raises for the server: it logs instead.
+    """
+    client = strategy._sync_client()
+    call = {"id": tool_call.id or None, "tool": tool_call.tool_name, "arguments": encode_arguments(tool_call.arguments)}
+    try:
+        run_id = strategy._existing_run_id(context) or strategy._remember_run(
+            context, str(client.start_run(strategy.framework)["run_id"])
+        )
+        verdict = client.decide(run_id, [call])[0]
+        if verdict.approval is not None and verdict.approval.status == "pending":
+            client.withdraw_approval(verdict.approval.id, reason="the agent has no such tool")
+        error = not_found_error(tool_call.tool_name, available)
+        client.record_outcome(run_id, refused_report(verdict.call_id, verdict.attempt, error))
+    except CallgateError as error:
+        strategy.logger.warning(
+            "callgate: the call to unknown tool %s was not recorded: %s", tool_call.tool_name, error
+        )
 
 
 class CallgateConfirmationHook(ConfirmationHook):
@@ -38,7 +74,7 @@ class CallgateConfirmationHook(ConfirmationHook):
                 tool_name=call.tool_name, confirmation_strategies=self.confirmation_strategies
             )
             if isinstance(strategy, CallgateConfirmationStrategy):
-                strategy.record_unknown(call, available, state.data.get("hook_context"))
+                record_unknown(strategy, call, available, state.data.get("hook_context"))
 
     def run(self, state: State) -> None:
         """Records calls to unknown tools, then confirms the step as Haystack's hook does."""
