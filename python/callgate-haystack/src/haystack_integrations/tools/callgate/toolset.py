@@ -236,8 +236,7 @@ def callgate_toolset(
 
         tools = callgate_toolset(profile="execute")          # CALLGATE_URL, CALLGATE_API_KEY
         gate = CallgateHook()
-        agent = Agent(chat_generator=generator, tools=tools,
-                      hooks={"before_tool": [gate], "after_tool": [gate]})
+        agent = Agent(chat_generator=generator, tools=tools, hooks=gate.hooks())
         ...
         tools.close()
 
