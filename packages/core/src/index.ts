@@ -61,6 +61,7 @@ export { policyMetaKey, putPolicyDocument } from './ledger/export.js';
 export type { LedgerOptions } from './ledger/ledger.js';
 export { Ledger } from './ledger/ledger.js';
 export { leafHash, merkleRoot, nodeHash, verifyConsistency, verifyInclusion } from './ledger/merkle.js';
+export type { AppendObserver } from './ledger/observe.js';
 export { recordCommitments, sealRecord } from './ledger/record.js';
 export type { Checkpoint, LogSigner, Opened, VerifierKey } from './ledger/signed-note.js';
 export {
@@ -80,6 +81,7 @@ export { timelineOf } from './ledger/timeline.js';
 export type { VerifyCheck, VerifyFailure, VerifyOptions, VerifyReport } from './ledger/verify/report.js';
 export { VERIFY_CHECKS } from './ledger/verify/report.js';
 export { verifyBundle } from './ledger/verify/verify-bundle.js';
+export { formatDuration, parseDuration } from './policy/duration.js';
 export type {
   AnnotationHint,
   ApprovalSettings,
@@ -88,8 +90,14 @@ export type {
   PolicyInput,
   PolicyLimits,
   PolicyRuleDocument,
+  ReplayChange,
+  ReplayedCall,
+  ReplayOptions,
+  ReplayReport,
+  ReplayTool,
 } from './policy/index.js';
-export { compilePolicy, loadPolicy } from './policy/index.js';
+export { compilePolicy, loadPolicy, replayPolicy } from './policy/index.js';
+export { YamlLocator } from './policy/yaml-locator.js';
 export { MemoryStore } from './store/memory-store.js';
 export type {
   ApiKeyRow,

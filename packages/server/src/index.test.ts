@@ -20,6 +20,8 @@ describe('@callgate/server public API', () => {
         'readPolicyFile',
         'readServerConfig',
         'startServer',
+        'startTelemetry',
+        'traceLedger',
         'verifyWebhookSignature',
         'webhookSignature',
       ].sort(),

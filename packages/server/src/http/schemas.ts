@@ -239,8 +239,13 @@ export const apiKeySchema = z.object({
 });
 
 export const healthSchema = z.object({
-  status: z.enum(['ok', 'draining']),
+  /** `degraded` when a health check found a problem (see `problems`). */
+  status: z.enum(['ok', 'degraded', 'draining']),
   version: z.string(),
+  /** The log's verifier key, to pin when verifying this server's bundles (`callgate verify --public-key`). */
+  log_key: z.string().optional(),
+  /** What is wrong, one entry per problem (absent when nothing is). */
+  problems: z.array(z.object({ check: z.string(), message: z.string() })).optional(),
   /** The MCP gateway's upstreams, when the server has a gateway (errors are logged, not shown). */
   upstreams: z
     .array(

@@ -44,9 +44,12 @@ export function adminRoutes(server: ServerContext): Route[] {
         const upstreams = server.gateway
           ?.status()
           .map(({ name, status, tools }) => ({ name, status, tools: tools.length }));
+        const problems = await server.health.problems();
         return {
-          status: server.lifecycle.draining ? 'draining' : 'ok',
+          status: server.lifecycle.draining ? 'draining' : problems.length > 0 ? 'degraded' : 'ok',
           version: SERVER_VERSION,
+          log_key: server.publicKey,
+          ...(problems.length > 0 ? { problems } : {}),
           ...(upstreams ? { upstreams } : {}),
         };
       },

@@ -1,0 +1,57 @@
+// `callgate log-key show`: the verifier key a reader pins when verifying this log's bundles.
+
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { logSignerFromPrivateKey } from '@callgate/core';
+import { openDataDir } from '@callgate/store-sqlite';
+import type { Command, Option } from 'commander';
+
+/**
+ * Prints the data folder's log verifier key (C2SP note key `name+id+key`), the value to give
+ * `callgate verify --public-key`. Reads only: it works beside a running server.
+ *
+ * @returns 0, or 1 when the folder holds no log yet (nothing was ever served or recorded there).
+ */
+export async function runLogKeyShow(dataDir: string, print: (line: string) => void): Promise<number> {
+  if (!existsSync(join(dataDir, 'log-key.json')) || !existsSync(join(dataDir, 'callgate.db'))) {
+    print(
+      `callgate log-key show: no log in ${dataDir} yet (callgate serve or callgate demo makes one); pass --data DIR or set CALLGATE_DATA`,
+    );
+    return 1;
+  }
+  const { store, logKey } = openDataDir(dataDir);
+  try {
+    const origin = await store.getMeta('ledger:origin');
+    if (!origin) {
+      print(
+        `callgate log-key show: the log in ${dataDir} has not been opened yet: start callgate serve once`,
+      );
+      return 1;
+    }
+    print(logSignerFromPrivateKey(origin, logKey.privateKey).verifierKey);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Registers `callgate log-key show` on the program. */
+export function registerLogKeyCommands(
+  program: Command,
+  context: {
+    print: (line: string) => void;
+    setExitCode: (code: number) => void;
+    exitCodes: string;
+    dataOption: () => Option;
+  },
+): void {
+  const group = program.command('log-key').description('the log’s signing key (made on first start)');
+  group
+    .command('show')
+    .description('print the verifier key to pin: callgate verify --public-key KEY')
+    .addOption(context.dataOption())
+    .addHelpText('after', context.exitCodes)
+    .action(async (options) =>
+      context.setExitCode(await runLogKeyShow(resolve(options.data), context.print)),
+    );
+}
