@@ -69,8 +69,11 @@ export async function exportRunBundle(
   runId: string,
   options: { openings?: boolean } = {},
 ): Promise<Bundle> {
-  const { store, latest } = context;
-  const size = latest.size;
+  const { store } = context;
+  const size = context.latest.size;
+  // The stored note of the latest checkpoint may carry witness cosignatures added since it was signed.
+  const stored = (await store.listCheckpoints(size, size))[0];
+  const latest = stored && sameBytes(stored.root, context.latest.root) ? stored : context.latest;
   const records = (await store.readRunRecords(runId)).filter((record) => record.seq < size);
   const last = records.at(-1);
   if (last === undefined) throw new CallgateError('not-found', `run ${runId} has no records in the log`);
@@ -142,8 +145,13 @@ export async function exportRunBundle(
     policies: await policiesOf(store, records),
   };
   if (options.openings) bundle.openings = await openingsOf(store, records);
+  const rotations = await store.getMeta(KEY_ROTATIONS_META_KEY);
+  if (rotations !== undefined) bundle.key_rotations = JSON.parse(rotations) as string[];
   return bundle;
 }
+
+/** Store meta key of the log's key rotation statements (a JSON array of signed notes, oldest first). */
+export const KEY_ROTATIONS_META_KEY = 'ledger:key_rotations';
 
 async function policiesOf(store: Store, records: LedgerRecord[]): Promise<Bundle['policies']> {
   const digests = new Set<string>();

@@ -6,9 +6,12 @@ import type { Checkpoint } from '../signed-note.js';
 import { checkCalls } from './calls.js';
 import { checkCheckpoints, checkConsistency, checkKey, checkTruncation } from './checkpoints.js';
 import { checkOpenings, checkPolicies } from './contents.js';
+import { checkDanglingProofs } from './dangling-proofs.js';
 import { type InclusionItem, verifyInclusions } from './inclusion.js';
 import { type CheckedRecords, checkRecords, lastRecordOfRuns, leafOf } from './records.js';
 import { Findings, type VerifyOptions, type VerifyReport } from './report.js';
+import { resolveRotations } from './rotations.js';
+import { checkWitnesses } from './witnesses.js';
 
 /** `inclusion`: one proof per record, for its seq, under the last checkpoint, and it holds. */
 function checkInclusion(
@@ -98,10 +101,13 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
     findings.warn(`the bundle has fields callgate-bundle/1 does not define, ignored: ${unknown.join(', ')}`);
   }
 
-  const key = checkKey(bundle, options, findings);
-  const bodies = checkCheckpoints(bundle, key, findings);
+  const rotations = resolveRotations(bundle, options, findings);
+  const key = checkKey(bundle, rotations.options, findings);
+  const bodies = checkCheckpoints(bundle, key && (rotations.keyFor ?? key), findings);
   checkConsistency(bundle, bodies, findings);
   checkTruncation(bodies, key, options, findings);
+  checkWitnesses(bundle, options, findings);
+  checkDanglingProofs(bundle, bodies, findings);
   if (bundle.records.length > 0 && bundle.checkpoints.length === 0)
     findings.fail('checkpoint-missing', 'the bundle has records but no checkpoint');
 
