@@ -37,7 +37,10 @@ if [ ! -f packages/cli/dist/bin.js ]; then
 fi
 
 echo "== python: pytest (callgate-haystack, against a real callgate server)"
-(cd python/callgate-haystack && ../.venv/bin/python -m pytest -q -p no:cacheprovider)
+# The JUnit XML feeds the Haystack column of docs/adapters-conformance.md (test/conformance/report.mjs).
+mkdir -p test-artifacts
+(cd python/callgate-haystack && ../.venv/bin/python -m pytest -q -p no:cacheprovider \
+  --junitxml=../../test-artifacts/pytest-haystack.xml)
 
 echo "== python: examples/haystack-agent"
 "$VENV/bin/python" examples/haystack-agent/agent.py

@@ -217,7 +217,7 @@ def main() -> int:
         agent = Agent(
             chat_generator=ScriptedModel(sandbox),
             tools=[tools, create_tool_from_function(count_words), create_tool_from_function(delete_file)],
-            hooks={"before_tool": [gate], "after_tool": [gate], "after_run": [gate]},
+            hooks=gate.hooks(),
         )
         watcher = Reviewer(reviewer)
         watcher.start()

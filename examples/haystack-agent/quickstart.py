@@ -65,7 +65,7 @@ gate = CallgateHook()
 agent = Agent(
     chat_generator=ScriptedGenerator(),
     tools=tools,
-    hooks={"before_tool": [gate], "after_tool": [gate], "after_run": [gate]},
+    hooks=gate.hooks(),  # one hook per point: before_tool, after_tool, after_run
 )
 result = agent.run([ChatMessage.from_user("Summarise the notes")])
 gate.close()

@@ -81,7 +81,7 @@ class TimedHook:
 
     allowed_hook_points = ("before_tool", "after_tool", "after_run")
 
-    def __init__(self, hook: CallgateHook) -> None:
+    def __init__(self, hook: Any) -> None:
         self.hook = hook
         self.spent: list[float] = []
 
@@ -127,7 +127,7 @@ def measure(server: CallgateServer, key: str, calls: int, model_ms: float = 0.0)
     without = step_times(plain_generator)
 
     hook = CallgateHook(url=server.url, api_key=Secret.from_token(key))
-    timed_before, timed_after = TimedHook(hook), TimedHook(hook)
+    timed_before, timed_after = TimedHook(hook.point("before_tool")), TimedHook(hook.point("after_tool"))
     gated_generator = Steps(model_ms)
     gated = Agent(
         chat_generator=gated_generator,

@@ -9,8 +9,10 @@ import haystack_integrations.tools.callgate as tools
 
 def test_hooks_exports() -> None:
     assert sorted(hooks.__all__) == [
+        "CallgateConfirmationHook",
         "CallgateConfirmationStrategy",
         "CallgateHook",
+        "CallgateHookPoint",
         "CallgateRefusalHook",
         "CallgateToolRefused",
     ]

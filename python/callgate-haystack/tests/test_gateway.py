@@ -119,7 +119,7 @@ def test_hook_and_gateway_decide_each_call_once(gateway: tuple[CallgateServer, s
     agent = Agent(
         chat_generator=generator,
         tools=[toolset, *local_tools(counter)],
-        hooks={"before_tool": [gate], "after_tool": [gate], "after_run": [gate]},
+        hooks=gate.hooks(),
     )
     context: dict[str, Any] = {"test": True}
     try:
@@ -172,3 +172,66 @@ def test_the_confirmation_strategy_leaves_gateway_grants_to_the_gateway(
     assert len(reviewer.answered) == 1  # the gateway ran the call on the strategy's grant
     end = records(server.client(agent_key).bundle(context["callgate_run"].run_id), "call-end")[0]
     assert (end["call_id"], end["outcome"], end["grant_consumed"]) == ("cf-1", "ok", True)
+
+
+def test_a_governed_mcp_result_reaches_the_model_as_the_tools_payload(
+    gateway: tuple[CallgateServer, str, str, Path],
+) -> None:
+    server, agent_key, _, sandbox = gateway
+    toolset = callgate_toolset(url=server.url, profile="observe", api_key=Secret.from_token(agent_key))
+    gate = CallgateHook(url=server.url, api_key=Secret.from_token(agent_key))
+    missing = str(sandbox / "missing.txt")
+    generator = ScriptedChatGenerator(
+        [
+            calls(
+                ("read_text_file", {"path": str(sandbox / "notes.txt")}, "p-1"),
+                ("read_text_file", {"path": missing}, "p-2"),
+            ),
+            "done",
+        ]
+    )
+    agent = Agent(chat_generator=generator, tools=toolset, hooks=gate.hooks())
+    context: dict[str, Any] = {"callgate_run_id": None}
+    try:
+        result = agent.run([user("read")], hook_context=context)
+    finally:
+        toolset.close()
+        gate.close()
+
+    results = {m.tool_call_result.origin.id: m.tool_call_result for m in result["messages"] if m.role == ChatRole.TOOL}
+    read = results["p-1"]
+    assert not read.error
+    payload = json.loads(read.result) if read.result.startswith("{") else read.result
+    # the payload itself: the file's text, or the tool's structured content as JSON; never the envelope
+    assert payload == "three little words" or payload == {"content": "three little words"}, read.result
+    assert "isError" not in read.result and '"content": [' not in read.result
+    failed = results["p-2"]
+    assert failed.error and "ENOENT" in failed.result and not failed.result.startswith("Failed to invoke Tool")
+    assert "isError" not in failed.result
+    ends = {
+        record["call_id"]: record
+        for record in records(server.client(agent_key).bundle(context["callgate_run_id"]), "call-end")
+    }
+    assert ends["p-1"]["outcome"] == "ok"
+    assert (ends["p-2"]["outcome"], ends["p-2"]["error_kind"]) == ("error", "tool-error")
+
+
+def test_gateway_errors_are_mcp_haystacks_own(gateway: tuple[CallgateServer, str, str, Path]) -> None:
+    from haystack.tools.errors import ToolInvocationError
+
+    from haystack_integrations.tools.callgate import GatewayToolError
+    from haystack_integrations.tools.mcp import MCPConnectionError, MCPInvocationError
+
+    server, agent_key, _, sandbox = gateway
+    with pytest.raises(MCPConnectionError):  # users' existing except clauses keep working
+        callgate_toolset(url=server.url, profile="observe", api_key=Secret.from_token("cg_wrong")).warm_up()
+    toolset = callgate_toolset(url=server.url, profile="observe", api_key=Secret.from_token(agent_key))
+    try:
+        toolset.warm_up()
+        tool = next(tool for tool in toolset if tool.name == "read_text_file")
+        with pytest.raises(MCPInvocationError) as raised:
+            tool.invoke(path=str(sandbox / "missing.txt"))
+    finally:
+        toolset.close()
+    assert isinstance(raised.value, GatewayToolError) and isinstance(raised.value, ToolInvocationError)
+    assert raised.value.tool_name == "read_text_file" and "ENOENT" in str(raised.value)

@@ -25,7 +25,7 @@ def governed(generator: Any, tools: Any, hook: CallgateHook, **kwargs: Any) -> A
     return Agent(
         chat_generator=generator,
         tools=tools,
-        hooks={"before_tool": [hook], "after_tool": [hook], "after_run": [hook]},
+        hooks=hook.hooks(),
         **kwargs,
     )
 
@@ -218,7 +218,11 @@ def test_a_later_hook_changing_a_decided_call_is_recorded(live: Live, hook: Call
     agent = Agent(
         chat_generator=generator,
         tools=local_tools(counter),
-        hooks={"before_tool": [hook, rewrite], "after_tool": [hook], "after_run": [hook]},
+        hooks={
+            "before_tool": [hook.point("before_tool"), rewrite],
+            "after_tool": [hook.point("after_tool")],
+            "after_run": [hook.point("after_run")],
+        },
     )
     _, run_id = run_agent(agent, "read a")
 
@@ -233,7 +237,7 @@ def test_raise_on_tool_failure_leaves_the_call_decided_not_completed(live: Live,
     agent = Agent(
         chat_generator=generator,
         tools=local_tools(counter),
-        hooks={"before_tool": [hook], "after_tool": [hook]},
+        hooks={"before_tool": [hook.point("before_tool")], "after_tool": [hook.point("after_tool")]},
         raise_on_tool_invocation_failure=True,
     )
     context: dict[str, Any] = {"test": True}
@@ -356,7 +360,7 @@ def test_state_injected_values_are_not_decided(live: Live, hook: CallgateHook) -
         chat_generator=generator,
         tools=[tool],
         state_schema={"tenant": {"type": str}},
-        hooks={"before_tool": [hook], "after_tool": [hook], "after_run": [hook]},
+        hooks=hook.hooks(),
     )
     context: dict[str, Any] = {"test": True}
     agent.run([user("read")], tenant="acme", hook_context=context)

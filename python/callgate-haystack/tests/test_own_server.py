@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,7 +35,9 @@ def test_closed_refuses_every_call_while_the_server_is_unreachable() -> None:
         [calls(("read_note", {"name": "a"}, "d-1"), ("read_note", {"name": "b"}, None)), "the gate is down"]
     )
     agent = Agent(
-        chat_generator=generator, tools=local_tools(counter), hooks={"before_tool": [gate], "after_tool": [gate]}
+        chat_generator=generator,
+        tools=local_tools(counter),
+        hooks={"before_tool": [gate.point("before_tool")], "after_tool": [gate.point("after_tool")]},
     )
     result = agent.run([user("read")])
     gate.close()
@@ -50,7 +53,7 @@ def test_closed_refuses_every_call_while_the_server_is_unreachable() -> None:
 
 
 def test_open_runs_calls_and_records_the_outage_when_the_server_is_back(
-    restartable: tuple[CallgateServer, str, str],
+    restartable: tuple[CallgateServer, str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
     server, agent_key, admin_key = restartable
     counter = Counter()
@@ -70,13 +73,19 @@ def test_open_runs_calls_and_records_the_outage_when_the_server_is_back(
         ]
     )
     agent = Agent(
-        chat_generator=generator, tools=tools, hooks={"before_tool": [gate], "after_tool": [gate], "after_run": [gate]}
+        chat_generator=generator,
+        tools=tools,
+        hooks=gate.hooks(),
     )
     server.stop()
     context: dict[str, Any] = {"test": True}
-    agent.run([user("go")], hook_context=context)
+    with caplog.at_level(logging.WARNING, logger="haystack_integrations.callgate"):
+        agent.run([user("go")], hook_context=context)
     gate.close()
 
+    warned = [record.getMessage() for record in caplog.records if record.name == "haystack_integrations.callgate"]
+    assert any("cannot be reached" in text and "fail mode open" in text for text in warned), warned
+    assert not any("list CallgateHook last" in text for text in warned), warned  # the outage, not hook order
     assert counter.names() == ["read_note", "read_note"]  # ran undecided, then decided (the delete was denied)
     bundle = server.client(admin_key).bundle(context["callgate_run_id"])
     decided = [record["call_id"] for record in records(bundle, "call-decision")]
@@ -103,7 +112,9 @@ def test_a_bad_key_refuses_the_calls_with_its_reason(restartable: tuple[Callgate
     gate = CallgateHook(url=server.url, api_key=Secret.from_token("cg_not-a-key"), fail_mode="open")
     generator = ScriptedChatGenerator([calls(("read_note", {"name": "a"}, "k-1")), "refused"])
     agent = Agent(
-        chat_generator=generator, tools=local_tools(counter), hooks={"before_tool": [gate], "after_tool": [gate]}
+        chat_generator=generator,
+        tools=local_tools(counter),
+        hooks={"before_tool": [gate.point("before_tool")], "after_tool": [gate.point("after_tool")]},
     )
     result = agent.run([user("read")])
     gate.close()
@@ -132,7 +143,9 @@ def test_a_restarted_server_learns_the_local_tools_again(restartable: tuple[Call
         ]
     )
     agent = Agent(
-        chat_generator=generator, tools=tools, hooks={"before_tool": [gate], "after_tool": [gate], "after_run": [gate]}
+        chat_generator=generator,
+        tools=tools,
+        hooks=gate.hooks(),
     )
     context: dict[str, Any] = {"test": True}
     agent.run([user("go")], hook_context=context)
@@ -172,7 +185,9 @@ def test_a_reviewers_edit_runs_when_the_policy_allows_edits() -> None:
         gate = CallgateHook(url=server.url, api_key=Secret.from_token(agent_key))
         generator = ScriptedChatGenerator([calls(("write_note", {"name": "a", "text": "a long text"}, "e-1")), "ok"])
         agent = Agent(
-            chat_generator=generator, tools=local_tools(counter), hooks={"before_tool": [gate], "after_tool": [gate]}
+            chat_generator=generator,
+            tools=local_tools(counter),
+            hooks={"before_tool": [gate.point("before_tool")], "after_tool": [gate.point("after_tool")]},
         )
         editor = threading.Thread(target=edit)
         editor.start()

@@ -21,7 +21,10 @@ def test_a_refusal_ends_the_run_with_its_kind(live: Live, hook: CallgateHook) ->
     agent = Agent(
         chat_generator=generator,
         tools=local_tools(counter),
-        hooks={"before_tool": [hook], "after_tool": [hook, CallgateRefusalHook()]},
+        hooks={
+            "before_tool": [hook.point("before_tool")],
+            "after_tool": [hook.point("after_tool"), CallgateRefusalHook()],
+        },
     )
     context: dict[str, Any] = {"test": True}
     with pytest.raises(PolicyDenied) as raised:
@@ -38,6 +41,9 @@ def test_tool_errors_do_not_end_the_run_by_default(live: Live, hook: CallgateHoo
     agent = Agent(
         chat_generator=generator,
         tools=local_tools(Counter()),
-        hooks={"before_tool": [hook], "after_tool": [hook, CallgateRefusalHook()]},
+        hooks={
+            "before_tool": [hook.point("before_tool")],
+            "after_tool": [hook.point("after_tool"), CallgateRefusalHook()],
+        },
     )
     assert agent.run([user("go")])["last_message"].text == "recovered"

@@ -58,7 +58,7 @@ def test_the_hooks_records_validate_as_ledger_records(live: Live, hook: Callgate
     agent = Agent(
         chat_generator=generator,
         tools=local_tools(counter),
-        hooks={"before_tool": [hook], "after_tool": [hook], "after_run": [hook]},
+        hooks=hook.hooks(),
     )
     context: dict[str, Any] = {"test": True}
     with Reviewer(live.reviewer(), {"write_note": "approve"}):

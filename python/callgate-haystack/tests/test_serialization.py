@@ -1,25 +1,12 @@
-"""What serializes and what refuses to, clearly."""
+"""The toolset, the confirmation strategy and the refusal hook serialize (the gate: tests/test_native.py)."""
 
 from __future__ import annotations
 
-import pytest
-from haystack.components.agents import Agent
-from haystack.components.generators.chat import MockChatGenerator
-from haystack.core.errors import DeserializationError, SerializationError
 from haystack.hooks.human_in_the_loop import ConfirmationHook
 from haystack.utils import Secret
 
-from haystack_integrations.hooks.callgate import CallgateConfirmationStrategy, CallgateHook, CallgateRefusalHook
+from haystack_integrations.hooks.callgate import CallgateConfirmationStrategy, CallgateRefusalHook
 from haystack_integrations.tools.callgate import CallgateToolset, callgate_toolset
-
-
-def test_an_agent_holding_the_hook_cannot_be_serialized() -> None:
-    gate = CallgateHook(api_key=Secret.from_token("cg_x"))
-    agent = Agent(chat_generator=MockChatGenerator(responses="hi"), hooks={"before_tool": [gate], "after_tool": [gate]})
-    with pytest.raises(SerializationError, match="Build the hook in code"):
-        agent.to_dict()
-    with pytest.raises(DeserializationError, match="build it in code"):
-        CallgateHook.from_dict({"type": "x", "init_parameters": {}})
 
 
 def test_the_refusal_hook_round_trips() -> None:

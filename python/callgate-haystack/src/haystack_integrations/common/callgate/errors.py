@@ -24,6 +24,8 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from haystack_integrations.tools.mcp import MCPConnectionError
+
 #: The closed list of error kinds, in the order of the protocol package.
 ERROR_KINDS: tuple[str, ...] = (
     "tool-args-invalid",
@@ -195,10 +197,11 @@ class ToolError(CallgateToolRefused):
     kind: ClassVar[str] = "tool-error"
 
 
-class GatewayConnectionError(GateUnavailable):
+class GatewayConnectionError(GateUnavailable, MCPConnectionError):
     """
     The MCP gateway could not be reached (or refused the API key) when the toolset connected.
     The message names the URL and what to check; ``__cause__`` is mcp-haystack's own error.
+    It is also an mcp-haystack ``MCPConnectionError``, so ``except MCPConnectionError`` keeps working.
     """
 
 

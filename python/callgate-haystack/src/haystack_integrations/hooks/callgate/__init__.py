@@ -9,18 +9,22 @@ Usage::
 
     gate = CallgateHook()   # CALLGATE_URL, CALLGATE_API_KEY
     agent = Agent(chat_generator=generator, tools=tools,
-                  hooks={"before_tool": [gate], "after_tool": [gate], "after_run": [gate]})
+                  hooks=gate.hooks())
 """
 
 from haystack_integrations.common.callgate.errors import CallgateToolRefused
 
 from .confirmation import CallgateConfirmationStrategy
+from .confirmation_hook import CallgateConfirmationHook
 from .hook import CallgateHook
+from .hook_points import CallgateHookPoint
 from .refusal_hook import CallgateRefusalHook
 
 __all__ = [
+    "CallgateConfirmationHook",
     "CallgateConfirmationStrategy",
     "CallgateHook",
+    "CallgateHookPoint",
     "CallgateRefusalHook",
     "CallgateToolRefused",
 ]

@@ -22,6 +22,7 @@ from haystack_integrations.common.callgate.specs import gateway_url_of, tool_spe
 from haystack_integrations.common.callgate.wire import API_KEY_ENV_VAR, Verdict, encode_arguments
 from haystack_integrations.tools.mcp import MCPToolset
 
+from .confirmation_resume import note_pending, resume_decision
 from .step import error_text
 
 #: The key under which the strategy keeps its run in the Agent's ``hook_context``.
@@ -34,6 +35,10 @@ class _StrategyRun:
     def __init__(self, run_id: str, end: Any) -> None:
         self.run_id = run_id
         self._finalizer = weakref.finalize(self, end, run_id)
+
+    def keep_open(self) -> None:
+        """A call of the run waits for an approval: the run is not ended with its agent run."""
+        self._finalizer.detach()
 
     def __repr__(self) -> str:
         return f"CallgateRun({self.run_id!r})"
@@ -70,7 +75,9 @@ class CallgateConfirmationStrategy:
     What a strategy cannot do (Haystack gives strategies one call at a time and no results): it
     does not record the model's message nor the calls' outcomes, so completed calls read as
     ``decided-not-completed``; a call without an id is decided under a minted id the tool result
-    does not carry. For all of that, use :class:`CallgateHook` instead.
+    does not carry. For all of that, use :class:`CallgateHook` instead. Haystack's
+    ``ConfirmationHook`` never shows a strategy a call to a tool the agent lacks: register the
+    strategy in :class:`~.confirmation_hook.CallgateConfirmationHook` to record those calls too.
 
     :param url: The callgate server; ``None`` reads ``CALLGATE_URL``, then ``http://127.0.0.1:7420``.
     :param api_key: An ``agent`` key; by default ``CALLGATE_API_KEY``.
@@ -244,6 +251,10 @@ class CallgateConfirmationStrategy:
         return None
 
     @staticmethod
+    def _note_pending(context: dict[str, Any] | None, error: dict[str, Any]) -> None:
+        note_pending(context, context.get(RUN_CONTEXT_KEY) if context is not None else None, error)
+
+    @staticmethod
     def _refuse(tool_name: str, tool_call_id: str | None, error: dict[str, Any]) -> ToolExecutionDecision:
         return ToolExecutionDecision(
             tool_name=tool_name, execute=False, tool_call_id=tool_call_id, feedback=error_text(error)
@@ -290,6 +301,11 @@ class CallgateConfirmationStrategy:
             run_id = self._existing_run_id(confirmation_strategy_context) or self._remember_run(
                 confirmation_strategy_context, str(client.start_run(self.framework)["run_id"])
             )
+            resumed = resume_decision(
+                self, client, run_id, confirmation_strategy_context, tool_name, tool_params, tool_call_id
+            )
+            if resumed is not None:
+                return resumed
             verdict = client.decide(run_id, [call], tools=self._spec_for(tool_name))[0]
             decision = self._decision(verdict, tool_name, tool_call_id)
             if decision is not None:
@@ -297,6 +313,7 @@ class CallgateConfirmationStrategy:
             assert verdict.approval is not None
             answer = interpret(verdict.approval, wait_for_approval(client, verdict.approval, self.max_wait))
             if not answer.approved:
+                self._note_pending(confirmation_strategy_context, answer.error or {})
                 return self._refuse(tool_name, tool_call_id, answer.error or {})
             if answer.grant is not None and self._consumes(tool_name):
                 grant = answer.grant
@@ -329,6 +346,18 @@ class CallgateConfirmationStrategy:
             run_id = self._existing_run_id(confirmation_strategy_context) or self._remember_run(
                 confirmation_strategy_context, str((await client.start_run(self.framework))["run_id"])
             )
+            resumed = await asyncio.to_thread(
+                resume_decision,
+                self,
+                self._sync_client(),
+                run_id,
+                confirmation_strategy_context,
+                tool_name,
+                tool_params,
+                tool_call_id,
+            )
+            if resumed is not None:
+                return resumed
             verdict = (await client.decide(run_id, [call], tools=self._spec_for(tool_name)))[0]
             decision = self._decision(verdict, tool_name, tool_call_id)
             if decision is not None:
@@ -341,6 +370,7 @@ class CallgateConfirmationStrategy:
                 raise
             answer = interpret(verdict.approval, state)
             if not answer.approved:
+                self._note_pending(confirmation_strategy_context, answer.error or {})
                 return self._refuse(tool_name, tool_call_id, answer.error or {})
             if answer.grant is not None and self._consumes(tool_name):
                 grant = answer.grant

@@ -386,6 +386,9 @@ class StepDecider:
         resolution = self._first_pass(verdict, original, gateway)
         if resolution is not None or verdict.approval is None:
             return resolution or _refused(verdict, original, {"kind": "internal", "message": "no approval"})
+        if tools and verdict.tool not in tools:  # the agent cannot run it: nobody is asked (see unknown.py)
+            self._recorder.withdraw(verdict.approval.id, "the agent has no such tool")
+            return _refused(verdict, original, {"kind": "tool-not-found", "message": "no such tool"})
         try:
             answer = interpret(verdict.approval, wait_for_approval(client, verdict.approval, self.max_wait))
             if not answer.approved:
@@ -412,6 +415,9 @@ class StepDecider:
         resolution = self._first_pass(verdict, original, gateway)
         if resolution is not None or verdict.approval is None:
             return resolution or _refused(verdict, original, {"kind": "internal", "message": "no approval"})
+        if tools and verdict.tool not in tools:  # the agent cannot run it: nobody is asked (see unknown.py)
+            self._recorder.withdraw(verdict.approval.id, "the agent has no such tool")
+            return _refused(verdict, original, {"kind": "tool-not-found", "message": "no such tool"})
         approval = verdict.approval
         try:
             answer = interpret(approval, await wait_for_approval_async(client, approval, self.max_wait))

@@ -7,88 +7,75 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
+import threading
 import time
 import weakref
-from typing import Any, Literal
+from typing import Literal
 
 from haystack.components.agents.state.state import State
 from haystack.components.agents.state.state_utils import replace_values
-from haystack.core.errors import DeserializationError, SerializationError
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
+from haystack.tools import Tool
 from haystack.utils import Secret
 
 from haystack_integrations.common.callgate.client import AsyncCallgateClient, CallgateClient
 from haystack_integrations.common.callgate.wire import API_KEY_ENV_VAR
 
 from .decisions import Resolution, StepDecider
-from .points import hook_point, infer_point
+from .gate_steps import StepWork
+from .hook_points import CallgateHookPoint, GatePoints
+from .legacy import LegacyEntryPoint
 from .recorder import FLUSH_TIMEOUT, RunRecorder
 from .reports import completed_report
 from .runs import ACTIVE_RUN, DecidedCall, RunContext, RunRegistry
 from .step import find_results, rewrite_step, tools_by_name
+from .unknown import rewrite_not_found
 
 FailMode = Literal["closed", "open"]
 
 
-class CallgateHook:
+class CallgateHook(GatePoints, LegacyEntryPoint):
     """
     An Agent hook that has callgate decide every tool call before it runs, waits for people when
     the policy asks, and records what each call did.
 
-    Register the **same object last** under ``before_tool`` and ``after_tool`` (and, to record the
-    final answer and end the run at once, ``after_run``)::
+    Register its hook points, **last** in each list, with :meth:`hooks` (one object per point,
+    sharing this gate's runs; each serializes with the gate's configuration)::
 
         from haystack.components.agents import Agent
         from haystack.components.generators.chat import OpenAIChatGenerator
         from haystack.dataclasses import ChatMessage
-        from haystack.utils import Secret
         from haystack_integrations.hooks.callgate import CallgateHook
 
-        gate = CallgateHook(url="http://127.0.0.1:7420", api_key=Secret.from_env_var("CALLGATE_API_KEY"))
-        agent = Agent(
-            chat_generator=OpenAIChatGenerator(),
-            tools=[send_invoice, read_contract],
-            hooks={"before_tool": [gate], "after_tool": [gate], "after_run": [gate]},
-        )
-        agent.run([ChatMessage.from_user("Invoice ACME for March")])
+        gate = CallgateHook()          # CALLGATE_URL, CALLGATE_API_KEY (an environment-variable Secret)
+        agent = Agent(chat_generator=OpenAIChatGenerator(), tools=[send_invoice, read_contract], hooks=gate.hooks())
+        agent.run([ChatMessage.from_user("Invoice ACME for March")], hook_context={"callgate_run_id": None})
         gate.flush()   # every record of the run has reached the server
 
     **before_tool** — all pending calls of the step go to the server in one request, with the
-    model message that asked for them (its text, reasoning, and tool calls under their ids):
+    model message that asked for them; each call then runs as decided (allow: with the decided
+    arguments, its grant consumed; ask: after a person approved it) or is refused (the model reads
+    ``{"error": {"kind", "message", ...}}`` as its error result, as Haystack's ``ConfirmationHook``
+    lays it out). A call to a tool the agent does not have is recorded as refused
+    (``tool-not-found``) and left to Haystack, which reports it as it always does (or raises
+    ``ToolNotFoundException`` with ``raise_on_tool_invocation_failure=True``); the model reads
+    Haystack's text (the tool was not found, which tools are available) in callgate's error body.
 
-    - *allow*: the call stays and runs (with the decided arguments: scrubbed parameters removed);
-      its one-use grant is spent by the hook as the call starts (in the background) for a local
-      tool, by the gateway for a tool of ``callgate_toolset``;
-    - *deny*: the call is taken off the step; the model reads, as that call's tool result,
-      ``{"error": {"kind", "message", ...}}`` (an assistant message with the call, then an error
-      tool message, as Haystack's ``ConfirmationHook`` does) and the run goes on;
-    - *ask*: the hook waits (long-poll) up to the policy's wait limit or ``max_wait``; approved,
-      the call runs under a one-use grant bound to its exact arguments (the hook consumes it for
-      a local tool; the gateway consumes it for a tool of ``callgate_toolset``); denied, expired
-      or withdrawn, it is refused as above; still pending at the limit, it is refused with
-      ``approval required: <id>``.
-    - A call without an id gets the id the server mints (``cg-<hex>``, recorded as minted) and
-      its result carries it. A call id seen again in the run is decided as that call's next attempt.
-    - Values Haystack injects from the agent's ``State`` (``inputs_from_state``, a
-      ``State``-typed parameter) are **not** the model's arguments: they are not sent, not
-      decided, and a policy cannot see them.
-
-    **after_tool** — each result is paired with its call and recorded (``ok`` or ``error``, with
-    the result parsed back from JSON text so provenance sees untrusted values), in the background
-    and before the run's next decision. A call whose tool or arguments a ``before_tool`` hook
-    listed after this one changed is recorded as ``changed-after-decision``. A call decided but
-    never completed (e.g. with ``raise_on_tool_invocation_failure=True``) is recorded as
-    ``decided-not-completed`` when the run ends: at ``after_run``, when the agent run's ``State``
-    is dropped, at :meth:`close`, or at interpreter exit.
+    **after_tool** — each result is paired with its call and recorded (``ok`` or ``error``), in the
+    background and before the run's next decision. **after_run** records the final answer and ends
+    the run, unless a call of it waits for an approval (``approval-pending``): then the run stays
+    open so a later agent run can resume it (``hook_context={"callgate_run_id": ...}`` or
+    ``{"callgate_approval_id": ...}``; see the README's "Resume after an ask").
 
     **Fail modes** — ``closed`` (default): while the server cannot be reached, every call of the
-    step is refused with ``gate-unavailable``. ``open``: the calls run undecided, with a warning,
-    and an outage (``gap``) record is written once the server answers again. Either way an
-    approval that was already asked for is never skipped.
+    step is refused with ``gate-unavailable``. ``open``: the calls run undecided, with a warning
+    naming the outage, and an outage (``gap``) record is written once the server answers again.
 
-    The hook keeps its runs beside each ``State`` (weakly), never inside ``state.data``. It holds
-    live connections and runs, so an agent holding it cannot be serialized: :meth:`to_dict`
-    raises ``SerializationError``; build the hook in code.
+    The hook keeps its runs beside each ``State`` (weakly), never inside ``state.data``.
+    :meth:`to_dict` gives its configuration (the API key as its ``Secret``); :meth:`from_dict`
+    returns the one gate of an equal configuration in this process, so the entries of a loaded
+    agent share their runs. Registering the gate object itself under each point still works, but
+    is deprecated (it finds its point from Haystack's call stack).
 
     :param url: The callgate server (its base URL or ``/mcp`` URL); ``None`` reads ``CALLGATE_URL``,
         then uses ``http://127.0.0.1:7420``.
@@ -149,7 +136,11 @@ class CallgateHook:
             labels=self.labels,
             logger=self.logger,
         )
+        self._steps = StepWork(self._sync_client, self._runs, self._decider, self._recorder, self.logger)
         self._warned_missing_after_tool = False
+        self._warned_deprecated = False
+        self._points: dict[str, CallgateHookPoint] = {}
+        self._points_lock = threading.Lock()
         atexit.register(_close_at_exit, weakref.ref(self))
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -216,7 +207,7 @@ class CallgateHook:
         ``Agent.close``; the hook can be used again afterwards.
         """
         for context in self._runs.open_runs():
-            self._recorder.end(context, None)
+            self._recorder.end(context, None, keep_open=self._steps.keep_open(context))
         try:
             self.flush(10.0)
         except Exception:
@@ -232,36 +223,9 @@ class CallgateHook:
         if client is not None:
             await client.aclose()
 
-    def to_dict(self) -> dict[str, Any]:
-        """
-        Refuses to serialize.
+    # --- hook points --------------------------------------------------------------------------
 
-        :raises SerializationError: Always: the hook holds live connections and the runs it records.
-        """
-        raise SerializationError(
-            "CallgateHook holds live connections to the callgate server and the runs it is recording, so an "
-            "Agent or Pipeline holding it cannot be serialized (to_dict, dumps). Build the hook in code and pass "
-            "it to the Agent's hooks= after loading the rest."
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CallgateHook:
-        """
-        Refuses to deserialize.
-
-        :raises DeserializationError: Always: build the hook in code.
-        """
-        raise DeserializationError("CallgateHook is never serialized: build it in code (see CallgateHook.to_dict)")
-
-    # --- entry points ------------------------------------------------------------------------
-
-    def run(self, state: State) -> None:
-        """
-        Runs at ``before_tool``, ``after_tool`` or ``after_run`` (see the class docs).
-
-        :param state: The Agent's live ``State``; its ``messages`` are rewritten at ``before_tool``.
-        """
-        point = hook_point() or self._infer(state)
+    def _run_point(self, point: str, state: State) -> None:
         if point == "before_tool":
             self._before_tool(state)
         elif point == "after_tool":
@@ -269,30 +233,13 @@ class CallgateHook:
         elif point == "after_run":
             self._after_run(state)
 
-    async def run_async(self, state: State) -> None:
-        """Async twin of :meth:`run`: requests and waits do not block the event loop."""
-        point = hook_point() or self._infer(state)
+    async def _run_point_async(self, point: str, state: State) -> None:
         if point == "before_tool":
             await self._before_tool_async(state)
         elif point == "after_tool":
             self._after_tool(state)
         elif point == "after_run":
             await self._after_run_async(state)
-
-    def _infer(self, state: State) -> str:
-        context = self._runs.get(state)
-        point = infer_point(state.data.get("messages") or [], context)
-        if point == "before_tool" and context is not None and context.phase == "tools":
-            self._warn_missing_after_tool()
-        return point
-
-    def _warn_missing_after_tool(self) -> None:
-        if not self._warned_missing_after_tool:
-            self._warned_missing_after_tool = True
-            self.logger.warning(
-                "callgate: register the same CallgateHook under after_tool too; without it outcomes are "
-                "recorded late and tool errors are not told apart"
-            )
 
     # --- before_tool -------------------------------------------------------------------------
 
@@ -307,33 +254,46 @@ class CallgateHook:
         if last is None or last.role != ChatRole.ASSISTANT or not last.tool_calls:
             self._enter_tools(context, last, [], [])
             return context, None
-        return context, last
+        return context, StepWork.unrepeat(last)
 
     def _before_tool(self, state: State) -> None:
         context, message = self._begin_step(state)
+        self._steps.prepare(context)
         if message is not None:
             tools = tools_by_name(state.data.get("tools"))
-            self._apply(state, context, message, self._decider.decide(context, message, tools))
+            self._apply(state, context, message, self._steps.decide(context, message, tools), tools)
 
     async def _before_tool_async(self, state: State) -> None:
         context, message = self._begin_step(state)
+        await asyncio.to_thread(self._steps.prepare, context)
         if message is not None:
             tools = tools_by_name(state.data.get("tools"))
-            self._apply(state, context, message, await self._decider.decide_async(context, message, tools))
+            self._apply(state, context, message, await self._steps.decide_async(context, message, tools), tools)
 
-    def _apply(self, state: State, context: RunContext, message: ChatMessage, resolutions: list[Resolution]) -> None:
+    def _apply(
+        self,
+        state: State,
+        context: RunContext,
+        message: ChatMessage,
+        resolutions: list[Resolution],
+        tools: dict[str, Tool],
+    ) -> None:
+        unknown, unpaired = self._steps.settle(context, resolutions, tools)
         plans = [resolution.plan for resolution in resolutions]
         rewritten = rewrite_step(message, plans)
+        history = state.data.get("messages") or []
+        if rewritten is None and history and history[-1] is not message:  # repeated ids were taken away
+            rewritten = [message]
         if rewritten is not None:
-            history = list(state.data.get("messages") or [])
-            state.set("messages", history[:-1] + rewritten, handler_override=replace_values)
+            state.set("messages", list(history[:-1]) + rewritten, handler_override=replace_values)
         last = rewritten[-1] if rewritten else message
         self._enter_tools(
             context,
             last,
             [resolution.decided for resolution in resolutions if resolution.decided is not None],
-            [plan.call for plan in plans if plan.error is not None],
+            [plan.call for plan in plans if plan.error is not None] + unpaired,
         )
+        context.step_unknown = unknown
         for resolution in resolutions:
             if resolution.report is not None:
                 self._recorder.outcome(context, resolution.report)
@@ -360,6 +320,8 @@ class CallgateHook:
         self._finish_step(state, context)
 
     def _finish_step(self, state: State, context: RunContext) -> None:
+        rewrite_not_found(state, context)
+        context.step_unknown = []
         duration_ms = (time.perf_counter() - context.step_started) * 1000.0
         found, undecided = find_results(state.data.get("messages") or [], context.step_calls, context.step_refused)
         for index, call in enumerate(context.step_calls):
@@ -398,11 +360,11 @@ class CallgateHook:
         messages = state.data.get("messages") or []
         last = messages[-1] if messages else None
         final = last if last is not None and last.role == ChatRole.ASSISTANT and not last.tool_calls else None
-        self._recorder.end(context, final, status="completed")
+        self._recorder.end(context, final, status="completed", keep_open=self._steps.keep_open(context))
 
     def _state_dropped(self, context: RunContext) -> None:
         # From a weakref callback: only queue work.
-        self._recorder.end(context, None)
+        self._recorder.end(context, None, keep_open=self._steps.keep_open(context))
 
     def _start_run(self, client: CallgateClient, context: RunContext) -> str:
         run = client.start_run(

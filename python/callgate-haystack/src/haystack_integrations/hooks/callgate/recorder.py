@@ -249,7 +249,9 @@ class RunRecorder:
         except ServerUnreachable:
             context.outage = outage
 
-    def end(self, context: RunContext, final: ChatMessage | None, status: str | None = None) -> None:
+    def end(
+        self, context: RunContext, final: ChatMessage | None, status: str | None = None, *, keep_open: bool = False
+    ) -> None:
         """
         Queues the end of a run: records the server missed, any outage record, the final message,
         then ``run-end`` (the server records ``decided-not-completed`` for calls that never
@@ -262,6 +264,7 @@ class RunRecorder:
             if context.ended:
                 return
             context.ended = True
+        # keep_open: a call of the run waits for an approval; a later agent run resumes the run.
         end_status = status or ("failed" if context.phase == "tools" else "completed")
         content = message_content(final) if final is not None else None
 
@@ -282,6 +285,11 @@ class RunRecorder:
                 if content is not None:
                     client.record_message(run_id, "assistant", content)
                 reports = self.take(context)
+                if keep_open:
+                    # The run stays open for a later agent run; its outcomes are recorded now.
+                    if reports:
+                        self.record_each(client, context, reports)
+                    return
                 try:
                     answer = client.end_run(run_id, end_status, outcomes=reports)
                     results = answer.get("outcomes") if isinstance(answer, dict) else None

@@ -30,12 +30,9 @@ class CallgateRefusalHook:
         from haystack_integrations.common.callgate.errors import ApprovalDenied, CallgateToolRefused
         from haystack_integrations.hooks.callgate import CallgateHook, CallgateRefusalHook
 
-        gate = CallgateHook()
-        agent = Agent(
-            chat_generator=generator,
-            tools=tools,
-            hooks={"before_tool": [gate], "after_tool": [gate, CallgateRefusalHook()]},
-        )
+        hooks = CallgateHook().hooks()
+        hooks["after_tool"].append(CallgateRefusalHook())
+        agent = Agent(chat_generator=generator, tools=tools, hooks=hooks)
         try:
             agent.run([ChatMessage.from_user("delete the backups")])
         except ApprovalDenied as refusal:

@@ -77,6 +77,12 @@ class RunContext:
     #: its end carries them. Not acknowledged by the server until then.
     unsent: list[tuple[dict[str, Any], DecidedCall | None]] = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    #: Calls left to Haystack because the agent has no such tool, with the refusal the model reads.
+    step_unknown: list[tuple[ToolCall, dict[str, Any]]] = field(default_factory=list)
+    #: Approvals still pending for calls refused as ``approval-pending``: the run stays open for a resume.
+    suspended: dict[str, str] = field(default_factory=dict)
+    #: Approvals of an adopted run (resumed from an earlier process), by call id.
+    resumable: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The agent run's ``hook_context`` (a dict the caller may hold), told the run id once started.
     hook_context: dict[str, Any] | None = field(default=None, repr=False)
 

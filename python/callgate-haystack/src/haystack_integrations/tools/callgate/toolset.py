@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from typing import Any
 
@@ -18,8 +17,9 @@ from haystack_integrations.common.callgate.errors import GatewayConnectionError
 from haystack_integrations.common.callgate.specs import mark_gateway_tool
 from haystack_integrations.common.callgate.wire import API_KEY_ENV_VAR, URL_ENV_VAR, resolve_server_url
 from haystack_integrations.tools.mcp import MCPConnectionError, MCPToolset, StreamableHttpServerInfo
-from haystack_integrations.tools.mcp.compatibility_layer import mcp_field_value
 from haystack_integrations.tools.mcp.mcp_tool import AsyncExecutor
+
+from .payload import GatewayToolError, mcp_payload, raise_if_error, unwrap_tool_errors
 
 _PROFILE_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 
@@ -42,10 +42,6 @@ def gateway_url(url: str | None = None, profile: str | None = "observe") -> str:
     if not _PROFILE_PATTERN.match(profile):
         raise ValueError(f"a profile name uses letters, digits, _ . - (at most 64), got {profile!r}")
     return f"{base}/mcp/{profile}"
-
-
-class GatewayToolError(Exception):
-    """A gateway tool answered ``isError``: the message is the refusal JSON or the tool's error text."""
 
 
 def _status_codes(error: BaseException) -> set[int]:
@@ -77,9 +73,10 @@ class CallgateToolset(MCPToolset):
     The gateway lists only the profile's tools (scrubbed parameters removed from their schemas)
     and gates every call: a call decided by a :class:`~haystack_integrations.hooks.callgate.CallgateHook`
     runs on that decision (the gateway consumes its grant; a person is never asked twice), any other
-    call is decided at the gateway. A refusal reaches the model as the tool's error result, whose
-    text holds ``{"error": {"kind", "message", ...}}``; a result is the raw ``CallToolResult`` JSON,
-    as ``MCPToolset`` returns it. Read either with
+    call is decided at the gateway. A result reaches the model as the tool's payload: its
+    structured content as JSON text, or its text (see :mod:`.payload`), not the ``CallToolResult``
+    envelope. An ``isError`` result reaches it as an error result with the tool's text; for a
+    refusal that text is ``{"error": {"kind", "message", ...}}``. Read either with
     :func:`~haystack_integrations.tools.callgate.extract_outcome`.
 
     Build it with :func:`callgate_toolset`. Serializable (``to_dict``/``from_dict``) when the API key
@@ -184,7 +181,7 @@ class CallgateToolset(MCPToolset):
         if client is not None:
             tool.function = self._invoker(client, tool.name, bool(tool.outputs_to_state))
         mark_gateway_tool(tool, self.gateway_url)
-        return tool
+        return unwrap_tool_errors(tool)
 
     def _invoker(self, client: Any, name: str, parse: bool) -> Any:
         timeout = self.invocation_timeout
@@ -192,21 +189,10 @@ class CallgateToolset(MCPToolset):
         def invoke(**kwargs: Any) -> Any:
             session = getattr(client, "session", None)
             if session is None:
-                raise GatewayToolError(f"not connected to the callgate gateway at {self.gateway_url}")
+                raise GatewayToolError(f"not connected to the callgate gateway at {self.gateway_url}", name, kwargs)
             result = AsyncExecutor.get_instance().run(session.call_tool(name, kwargs), timeout=timeout)
-            texts = [text for block in (result.content or []) if isinstance(text := getattr(block, "text", None), str)]
-            if mcp_field_value(model=result, name="is_error"):
-                raise GatewayToolError("\n".join(texts) or f"tool {name} returned an error")
-            if parse:
-                structured = mcp_field_value(model=result, name="structured_content")
-                if structured is not None:
-                    return structured
-                for text in texts:
-                    try:
-                        return json.loads(text)
-                    except ValueError:
-                        return text
-            return result.model_dump_json(by_alias=True)
+            raise_if_error(result, name, kwargs)
+            return mcp_payload(result, parse=parse)
 
         return invoke
 
@@ -250,8 +236,7 @@ def callgate_toolset(
 
         tools = callgate_toolset(profile="execute")          # CALLGATE_URL, CALLGATE_API_KEY
         gate = CallgateHook()
-        agent = Agent(chat_generator=generator, tools=tools,
-                      hooks={"before_tool": [gate], "after_tool": [gate]})
+        agent = Agent(chat_generator=generator, tools=tools, hooks=gate.hooks())
         ...
         tools.close()
 
