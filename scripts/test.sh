@@ -25,9 +25,18 @@ echo "== examples check themselves"
 "$node22" examples/ai-sdk-agent/main.mjs
 "$node22" examples/openai-agents-agent/main.mjs
 node examples/langchain-agent/main.mjs
+"$node22" examples/ai-sdk-agent/server.mjs >/dev/null || { echo "examples/ai-sdk-agent/server.mjs failed"; exit 1; }
+"$node22" examples/openai-agents-agent/server.mjs >/dev/null || { echo "examples/openai-agents-agent/server.mjs failed"; exit 1; }
+node examples/langchain-agent/server.mjs >/dev/null || { echo "examples/langchain-agent/server.mjs failed"; exit 1; }
+echo "server-backed examples (ai-sdk, openai-agents, langchain): OK"
+(cd "$(mktemp -d)" && node "$OLDPWD/examples/gateway/agent.mjs" >/dev/null) || { echo "examples/gateway failed"; exit 1; }
+echo "examples/gateway: OK (run from a folder outside the repository)"
 demo_log=test-artifacts/demo.log
 node packages/cli/dist/bin.js demo >"$demo_log" 2>&1 || { cat "$demo_log"; echo "callgate demo failed"; exit 1; }
 echo "callgate demo: $(tail -n 2 "$demo_log" | head -n 1)"
 
 echo "== Python: callgate-haystack (pytest against a real server) and examples/haystack-agent"
 bash scripts/python-test.sh
+
+echo "== installable packages: npm pack tarballs and pip install, from a folder outside the repository"
+if [ "${CALLGATE_SKIP_PACKAGE_TEST:-}" = 1 ]; then echo "skipped (CALLGATE_SKIP_PACKAGE_TEST=1)"; else bash scripts/package-test.sh; fi

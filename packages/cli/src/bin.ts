@@ -2,6 +2,15 @@
 import { CommanderError } from 'commander';
 import { buildProgram } from './program.js';
 
+// A reader that stops early (`callgate runs list --help | head`) closes the pipe: that is not
+// an error of callgate's, so stop quietly instead of printing a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 const program = buildProgram(
   (line) => process.stdout.write(`${line}\n`),
   (code) => {

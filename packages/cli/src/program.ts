@@ -6,6 +6,7 @@ import { registerKeysCommands } from './commands/keys.js';
 import { runExport, runRunsList, runRunsShow } from './commands/ledger.js';
 import { registerLogKeyCommands } from './commands/log-key.js';
 import { registerMcpCommand } from './commands/mcp.js';
+import { registerPolicyCommands } from './commands/policy.js';
 import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 import { registerWitnessCommands } from './commands/witness.js';
@@ -60,6 +61,8 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .option('--out <file>', 'write to this file instead of standard output')
     .option('--openings', 'include the vault openings of the run’s commitments')
     .addOption(dataOption())
+    .option('--url <url>', 'export through this running server (GET /v1/runs/ID/bundle) instead')
+    .addOption(new Option('--key <key>', 'an API key for --url').env('CALLGATE_API_KEY'))
     .addHelpText('after', EXIT_CODES)
     .action(async (options) =>
       setExitCode(
@@ -67,6 +70,8 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
           run: options.run,
           out: options.out,
           openings: options.openings,
+          url: options.url,
+          key: options.key,
           print,
           warn: (line) => process.stderr.write(`${line}\n`),
         }),
@@ -119,11 +124,12 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
   registerMcpCommand(program, commandContext);
   registerKeysCommands(program, commandContext);
   registerApprovalsCommands(program, commandContext);
+  registerLogKeyCommands(program, { ...commandContext, dataOption });
+  registerPolicyCommands(program, commandContext);
   registerWitnessCommands(program, commandContext);
-  registerLogKeyCommands(program, commandContext);
 
   for (const group of program.commands) {
-    if (['keys', 'approvals'].includes(group.name())) group.addHelpText('after', EXIT_CODES);
+    if (['keys', 'approvals', 'log-key'].includes(group.name())) group.addHelpText('after', EXIT_CODES);
   }
   return program;
 }

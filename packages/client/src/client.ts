@@ -7,6 +7,7 @@ import {
   type Outcome,
   type ToolSpec,
 } from '@callgate/protocol';
+import { context, propagation } from '@opentelemetry/api';
 import type {
   ApiKeyInfo,
   ApiKeyRole,
@@ -74,6 +75,9 @@ export class CallgateClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
+    // The caller's trace context (W3C traceparent), when the application runs an OpenTelemetry
+    // SDK: callgate's spans then sit inside the caller's trace. A no-op without one.
+    propagation.inject(context.active(), headers);
     const timeout = AbortSignal.timeout(this.#timeoutMs + (options.extraTimeMs ?? 0));
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     const send = () =>
@@ -307,6 +311,21 @@ export class CallgateClient {
   /** `POST /v1/keys` (admin): the key's text is in the answer, once. */
   createKey(request: { role: ApiKeyRole; name?: string }): Promise<ApiKeyInfo & { key: string }> {
     return this.#request('POST', '/keys', { body: request });
+  }
+
+  /**
+   * `POST /v1/admin/policy` (admin): puts a new policy in force (validated, then recorded in the
+   * ledger). Without `policy` (YAML text) the server reads its policy file again.
+   * @throws CallgateError `policy-invalid` naming the rule and line:column; the old policy stays.
+   */
+  reloadPolicy(request: { policy?: string; source?: string } = {}): Promise<{
+    changed: boolean;
+    policy_digest: string;
+    previous_digest: string;
+    source: string;
+    run_id?: string;
+  }> {
+    return this.#request('POST', '/admin/policy', { body: request });
   }
 
   /** `DELETE /v1/keys/{name}` (admin). */

@@ -134,8 +134,12 @@ export interface ApiKeyInfo {
 
 /** The server's health. */
 export interface Health {
-  status: 'ok' | 'draining';
+  /** `degraded` when a health check found a problem (listed in `problems`). */
+  status: 'ok' | 'degraded' | 'draining';
   version: string;
+  /** The log's verifier key (servers that report it): pin it with `callgate verify --public-key`. */
+  log_key?: string;
+  problems?: { check: string; message: string }[];
 }
 
 export type { ToolSpec };

@@ -63,6 +63,7 @@ export { followKeyRotations, openKeyRotation, signKeyRotation } from './ledger/k
 export type { LedgerOptions } from './ledger/ledger.js';
 export { Ledger } from './ledger/ledger.js';
 export { leafHash, merkleRoot, nodeHash, verifyConsistency, verifyInclusion } from './ledger/merkle.js';
+export type { AppendObserver } from './ledger/observe.js';
 export { recordCommitments, sealRecord } from './ledger/record.js';
 export type { Checkpoint, LogSigner, Opened, VerifierKey } from './ledger/signed-note.js';
 export {
@@ -99,6 +100,7 @@ export type {
 export { addCheckpointBody, MemoryWitnessState, Witness } from './ledger/witness/witness.js';
 export type { WitnessEndpoint, WitnessGap, WitnessingOptions } from './ledger/witness/witnessing.js';
 export { Witnessing } from './ledger/witness/witnessing.js';
+export { formatDuration, parseDuration } from './policy/duration.js';
 export type {
   AnnotationHint,
   ApprovalSettings,
@@ -107,8 +109,14 @@ export type {
   PolicyInput,
   PolicyLimits,
   PolicyRuleDocument,
+  ReplayChange,
+  ReplayedCall,
+  ReplayOptions,
+  ReplayReport,
+  ReplayTool,
 } from './policy/index.js';
-export { compilePolicy, loadPolicy } from './policy/index.js';
+export { compilePolicy, loadPolicy, replayPolicy } from './policy/index.js';
+export { YamlLocator } from './policy/yaml-locator.js';
 export { MemoryStore } from './store/memory-store.js';
 export type {
   ApiKeyRow,
@@ -120,6 +128,5 @@ export type {
   RunRow,
   Store,
   StoredRecord,
-  StoreStatus,
   Synchronous,
 } from './store/store.js';

@@ -51,7 +51,7 @@ describe('parseUpstreams', () => {
       /upstreams\.0/,
     );
     expect(() => parseUpstreams([{ name: 'a', stdio: { command: 'x' }, timeout: 'soon' }])).toThrow(
-      /not a duration/,
+      /upstreams\.0\.timeout: expected a duration such as 500ms/,
     );
     expect(() =>
       parseUpstreams([
@@ -60,5 +60,21 @@ describe('parseUpstreams', () => {
       ]),
     ).toThrow(/upstreams\.1\.name: a is used twice/);
     expect(() => parseUpstreams({ a: 1 })).toThrow(/must be a list/);
+  });
+
+  it('reads the deprecated timeoutMs and says what to write instead', () => {
+    const warnings: string[] = [];
+    const upstreams = parseUpstreams([{ name: 'a', stdio: { command: 'x' }, timeoutMs: 1500 }], {
+      warn: (message) => warnings.push(message),
+    });
+    expect(upstreams[0]?.timeoutMs).toBe(1500);
+    expect(warnings).toEqual([
+      'upstreams.0.timeoutMs is deprecated: write timeout: 1500ms (any duration: 30s, 5m)',
+    ]);
+  });
+
+  it('reads timeout with the grammar of policy durations', () => {
+    const [upstream] = parseUpstreams([{ name: 'a', stdio: { command: 'x' }, timeout: '1.5s' }]);
+    expect(upstream?.timeoutMs).toBe(1500);
   });
 });

@@ -1,5 +1,6 @@
 // The `upstreams:` section of callgate.yaml: which MCP servers the gateway fronts and how it
 // reaches them. Parsed from plain JSON (the YAML already loaded by the caller).
+import { parseDuration } from '@callgate/core';
 import { CallgateError, type Trust } from '@callgate/protocol';
 import { z } from 'zod';
 
@@ -85,30 +86,26 @@ const upstreamSchema = z
     message: 'set exactly one of `stdio` and `http`',
   });
 
-const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-
 function durationMs(value: number | string, path: string): number {
-  if (typeof value === 'number') return value;
-  const match = DURATION.exec(value.trim());
-  if (!match)
-    throw new CallgateError(
-      'request-invalid',
-      `${path}: ${JSON.stringify(value)} is not a duration like 30s or 5m`,
-    );
-  return Math.round(Number(match[1]) * (UNIT_MS[match[2] as string] as number));
+  const parsed = parseDuration(value);
+  if ('problem' in parsed) throw new CallgateError('request-invalid', `${path}: ${parsed.problem}`);
+  return parsed.ms;
 }
 
 /**
  * Reads the `upstreams:` section of callgate.yaml (already parsed from YAML): a list of
  * upstreams, each `{ name, stdio | http, trust?, prefix?, timeout? }` where `timeout` is ms or
- * a duration such as `30s` or `5m`.
+ * a duration such as `30s` or `5m` (the grammar of policy durations). The older key
+ * `timeoutMs` (milliseconds) is still read, and `options.warn` told that it is deprecated.
  *
  * @returns the upstreams in the order given, `timeout` normalized to `timeoutMs`.
  * @throws CallgateError `request-invalid` naming the first offending entry and field, or a
  *   name used twice.
  */
-export function parseUpstreams(value: unknown): UpstreamConfig[] {
+export function parseUpstreams(
+  value: unknown,
+  options: { warn?: (message: string) => void } = {},
+): UpstreamConfig[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new CallgateError('request-invalid', 'upstreams: must be a list');
   const names = new Set<string>();
@@ -124,6 +121,12 @@ export function parseUpstreams(value: unknown): UpstreamConfig[] {
       throw new CallgateError('request-invalid', `upstreams.${index}.name: ${rest.name} is used twice`);
     }
     names.add(rest.name);
+    if (timeoutMs !== undefined) {
+      // The one camelCase key among snake_case ones: still read, so no config breaks.
+      options.warn?.(
+        `upstreams.${index}.timeoutMs is deprecated: write timeout: ${timeoutMs}ms (any duration: 30s, 5m)${timeout !== undefined ? '; timeout wins over it' : ''}`,
+      );
+    }
     const ms = timeout !== undefined ? durationMs(timeout, `upstreams.${index}.timeout`) : timeoutMs;
     return { ...rest, ...(ms !== undefined ? { timeoutMs: ms } : {}) } as UpstreamConfig;
   });

@@ -1,12 +1,13 @@
 // The client side of MCP Streamable HTTP (MCP 2025-11-25 transports) the gateway reaches
 // upstreams with: node:http(s) with kept-alive connections, a request in one write, server-sent
-// events parsed straight from the socket. It does what the SDK's client transport does for an
+// events parsed as they arrive (eventsource-parser). It does what the SDK's client transport does for an
 // upstream that needs no OAuth: session id, protocol version header, the standalone GET stream,
 // resumption after a dropped stream (Last-Event-ID, the server's `retry`), DELETE on close.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { createParser } from 'eventsource-parser';
 
 const DEFAULT_RETRY_MS = 1_000;
 const MAX_RESUMES = 5;
@@ -18,48 +19,28 @@ interface SseEvent {
   data: string;
 }
 
-/** Splits a server-sent event stream (WHATWG HTML §9.2) into events; `retry` updates the delay. */
+/**
+ * Splits a server-sent event stream (WHATWG HTML §9.2) into events with `eventsource-parser`, the
+ * parser the MCP SDK's own client transport uses; `retry` updates the delay. An event without a
+ * data line is not dispatched (as the standard says); an unfinished event at the end is dropped.
+ */
 function readEvents(
   incoming: IncomingMessage,
   onEvent: (event: SseEvent) => void,
   onRetry: (ms: number) => void,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
-    let buffer = '';
-    let event: { id?: string; event?: string; data: string[] } = { data: [] };
-    const line = (text: string) => {
-      if (text === '') {
-        if (event.data.length > 0)
-          onEvent({
-            ...(event.id !== undefined ? { id: event.id } : {}),
-            event: event.event ?? 'message',
-            data: event.data.join('\n'),
-          });
-        else if (event.id !== undefined) onEvent({ id: event.id, event: event.event ?? 'message', data: '' });
-        event = { data: [] };
-        return;
-      }
-      if (text.startsWith(':')) return;
-      const colon = text.indexOf(':');
-      const field = colon < 0 ? text : text.slice(0, colon);
-      let value = colon < 0 ? '' : text.slice(colon + 1);
-      if (value.startsWith(' ')) value = value.slice(1);
-      if (field === 'data') event.data.push(value);
-      else if (field === 'event') event.event = value;
-      else if (field === 'id' && !value.includes('\u0000')) event.id = value;
-      else if (field === 'retry' && /^\d+$/.test(value)) onRetry(Number(value));
-    };
-    incoming.setEncoding('utf8');
-    incoming.on('data', (chunk: string) => {
-      buffer += chunk;
-      let index = buffer.search(/\r\n|\r|\n/);
-      while (index >= 0) {
-        const length = buffer[index] === '\r' && buffer[index + 1] === '\n' ? 2 : 1;
-        line(buffer.slice(0, index));
-        buffer = buffer.slice(index + length);
-        index = buffer.search(/\r\n|\r|\n/);
-      }
+    const parser = createParser({
+      onEvent: (event) =>
+        onEvent({
+          ...(event.id !== undefined ? { id: event.id } : {}),
+          event: event.event ?? 'message',
+          data: event.data,
+        }),
+      onRetry,
     });
+    incoming.setEncoding('utf8');
+    incoming.on('data', (chunk: string) => parser.feed(chunk));
     incoming.once('end', () => resolve());
     incoming.once('error', reject);
     incoming.once('aborted', () => reject(new Error('the stream was aborted')));

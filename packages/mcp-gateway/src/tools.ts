@@ -1,6 +1,8 @@
 // `tools/list` and `tools/call` on a session's server.
+
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { context as otelContext, propagation, type TextMapGetter, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import type { RequestExtra } from './context.js';
 import { paginate } from './pagination.js';
@@ -23,6 +25,22 @@ const toolCallRequestSchema = z.object({
 /** What a `tools/call` request carries, as the gateway reads it. */
 export type ToolCallParams = z.infer<typeof toolCallRequestSchema>['params'];
 
+const metaGetter: TextMapGetter<Record<string, unknown>> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => (typeof carrier[key] === 'string' ? (carrier[key] as string) : undefined),
+};
+
+/**
+ * The OpenTelemetry context a call runs in: the active one when it has a span (the HTTP request's,
+ * already parented on the caller), else the W3C trace context the client put in `params._meta`
+ * (`traceparent`, `tracestate`), as over stdio. Without an OpenTelemetry SDK this is a no-op.
+ */
+function traceContextOf(meta: Record<string, unknown> | undefined) {
+  const active = otelContext.active();
+  if (!meta || trace.getSpan(active)) return active;
+  return propagation.extract(active, meta, metaGetter);
+}
+
 /** Registers `tools/list` (the profile's tools, paginated) and `tools/call` (the gate). */
 export function registerTools(session: GatewaySession): void {
   const { server, context } = session;
@@ -39,6 +57,8 @@ export function registerTools(session: GatewaySession): void {
     server,
     toolCallRequestSchema as never,
     ((request: z.infer<typeof toolCallRequestSchema>, extra: RequestExtra) =>
-      callTool(session, request.params, extra)) as never,
+      otelContext.with(traceContextOf(request.params._meta), () =>
+        callTool(session, request.params, extra),
+      )) as never,
   );
 }

@@ -20,6 +20,7 @@ import {
 import { z } from 'zod';
 import type { UpstreamConfig } from './config.js';
 import { HttpClientTransport } from './http-client.js';
+import { explainStartFailure } from './start-failure.js';
 
 /** The gateway's name and version as an MCP client and server. */
 export const GATEWAY_INFO = { name: 'callgate-gateway', version: '0.1.0' } as const;
@@ -133,7 +134,14 @@ export class Upstream {
     } catch (error) {
       this.status = 'disconnected';
       this.error = error instanceof Error ? error.message : String(error);
+      const stdio = this.config.stdio;
+      const path = { ...getDefaultEnvironment(), ...stdio?.env }.PATH;
+      const why = stdio ? explainStartFailure(stdio, path) : undefined;
       await client.close().catch(() => {});
+      if (why) {
+        this.error = `cannot start upstream ${this.name}: ${why}`;
+        throw new Error(this.error, { cause: error });
+      }
       throw error;
     }
     if (this.status !== 'connecting') {

@@ -1,18 +1,24 @@
 import { type Engine, type Logger, silentLogger } from '@callgate/core';
 import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
+import type { Tracer } from '@opentelemetry/api';
 import { Hono } from 'hono';
 import { DEFAULT_MCP_PROFILE } from './config.js';
+import { addServerHealth } from './health.js';
 import { errorResponseOf, methodNotAllowedResponse } from './http/errors.js';
 import { Lifecycle } from './lifecycle.js';
+import { mountMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
+import { PolicyReloader, type PolicySourceReader, policyRoutes } from './policy-reload.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { allowedMethodsFinder, mountRoutes, type Route } from './routes/define.js';
 import { ledgerRoutes } from './routes/ledger.js';
 import { mountMcp } from './routes/mcp.js';
+import { readyRoutes } from './routes/ready.js';
 import { runRoutes } from './routes/runs.js';
 import { ServerContext } from './server-context.js';
+import { mountTracing } from './tracing.js';
 import { mountUi, uiErrorResponse } from './ui/routes.js';
 import { SessionStore } from './ui/session.js';
 import { attachApprovalPort, WebhookApprovalPort, type WebhookOptions } from './webhook.js';
@@ -41,11 +47,21 @@ export interface AppOptions {
   gateway?: Gateway;
   /** The profile of `/mcp` (a path naming none). Default `full` (every tool). */
   defaultProfile?: string;
+  /**
+   * Trace requests and records with this tracer (from `startTelemetry`, or any OpenTelemetry
+   * tracer); arguments and results go into spans only with `captureContent`.
+   */
+  tracing?: { tracer: Tracer; captureContent?: boolean };
+  /** The data folder: health reports a nearly full disk under it. */
+  dataDir?: string;
+  /** Reads the policy again (SIGHUP, `POST /v1/admin/policy` without a body policy). */
+  policySource?: PolicySourceReader;
 }
 
 interface AppInternals {
   server: ServerContext;
   detach: () => void;
+  reloader: PolicyReloader;
 }
 
 const internals = new WeakMap<Hono, AppInternals>();
@@ -58,8 +74,15 @@ export function appInternals(app: Hono): AppInternals {
 }
 
 /** Every API route of the server, in the order the OpenAPI document lists them. */
-function apiRoutes(server: ServerContext): Route[] {
-  return [...adminRoutes(server), ...runRoutes(server), ...approvalRoutes(server), ...ledgerRoutes(server)];
+function apiRoutes(server: ServerContext, reloader: PolicyReloader): Route[] {
+  return [
+    ...adminRoutes(server),
+    ...runRoutes(server),
+    ...approvalRoutes(server),
+    ...ledgerRoutes(server),
+    ...policyRoutes(server, reloader),
+    ...readyRoutes(server),
+  ];
 }
 
 /**
@@ -89,12 +112,19 @@ export function createApp(options: AppOptions): Hono {
     ...(options.sessionSecret ? { secret: options.sessionSecret } : {}),
   });
   const app = new Hono();
-  const routes = apiRoutes(server);
+  const stopTracing = options.tracing ? mountTracing(app, options.engine, options.tracing) : () => {};
+  const metrics = mountMetrics(app, server);
+  const removeHealth = addServerHealth(server, options.dataDir ? { dataDir: options.dataDir } : {});
+  const reloader = new PolicyReloader(server, {
+    defaultProfile: options.defaultProfile ?? DEFAULT_MCP_PROFILE,
+    ...(options.policySource ? { read: options.policySource } : {}),
+  });
+  const routes = apiRoutes(server, reloader);
   const document = openApiDocument(routes);
   const allowedMethods = allowedMethodsFinder([...routes, { method: 'get', path: '/openapi.json' }]);
 
   app.use('*', async (c, next) => {
-    if (lifecycle.draining && c.req.path !== '/v1/health') {
+    if (lifecycle.draining && c.req.path !== '/v1/health' && c.req.path !== '/v1/ready') {
       const { status, body } = errorResponseOf(
         new CallgateError('gate-unavailable', 'the server is shutting down'),
         logger,
@@ -141,6 +171,16 @@ export function createApp(options: AppOptions): Hono {
     });
     detach = attachApprovalPort(options.engine, port, logger);
   }
-  internals.set(app, { server, detach });
+  const detachPort = detach;
+  internals.set(app, {
+    server,
+    detach: () => {
+      detachPort();
+      metrics.close();
+      removeHealth();
+      stopTracing();
+    },
+    reloader,
+  });
   return app;
 }

@@ -75,6 +75,8 @@ export interface ServerConfig {
   defaultProfile?: string;
   /** `witnesses:`: where checkpoints go to be cosigned, and how many must cosign (default all). */
   witnesses?: { quorum?: number; servers: Array<{ url: string; key: string }> };
+  /** What the file still says in a deprecated way (each names the key and what to write instead). */
+  warnings?: string[];
 }
 
 /** The profile a gateway session gets when neither the URL nor a flag names one. */
@@ -115,12 +117,19 @@ function validateYaml<Schema extends z.ZodType>(
 
 /**
  * Validates `upstreams:` with the gateway's own rules and resolves each stdio upstream's `cwd`
- * against `base` (the config file's folder, also the default `cwd`).
+ * against `base` (the config file's folder, also the default `cwd`). A `command` that is a path
+ * (`./bin/server`) is started from that `cwd`; a bare name (`npx`) is looked up on PATH.
  */
-function readUpstreams(value: unknown, source: YamlText, file: string, base: string): UpstreamConfig[] {
+function readUpstreams(
+  value: unknown,
+  source: YamlText,
+  file: string,
+  base: string,
+  warnings: string[],
+): UpstreamConfig[] {
   let upstreams: UpstreamConfig[];
   try {
-    upstreams = parseUpstreams(value);
+    upstreams = parseUpstreams(value, { warn: (message) => warnings.push(`${file}.${message}`) });
   } catch (error) {
     if (!isCallgateError(error)) throw error;
     // parseUpstreams names the field from `upstreams` on (`upstreams.0.stdio.command: ...`).
@@ -132,6 +141,8 @@ function readUpstreams(value: unknown, source: YamlText, file: string, base: str
       ...located(`${file}.${error.message}`, path, source.positionOf(steps)),
     );
   }
+  // A relative `command` and relative `args` are read by the child against its `cwd`, so
+  // resolving `cwd` here makes every relative path in an upstream relative to this file.
   return upstreams.map((upstream) =>
     upstream.stdio
       ? { ...upstream, stdio: { ...upstream.stdio, cwd: resolve(base, upstream.stdio.cwd ?? '.') } }
@@ -186,7 +197,12 @@ export async function readServerConfig(
   const base = dirname(file);
   const source = await readYamlFile(file, 'config');
   const parsed = validateYaml(serverConfigSchema, source, source.value ?? {}, file);
-  const config: ServerConfig = { tools: [], upstreams: readUpstreams(parsed.upstreams, source, file, base) };
+  const warnings: string[] = [];
+  const config: ServerConfig = {
+    tools: [],
+    upstreams: readUpstreams(parsed.upstreams, source, file, base, warnings),
+  };
+  if (warnings.length > 0) config.warnings = warnings;
   if (typeof parsed.policy === 'string') {
     const policyPath = resolve(base, parsed.policy);
     config.policy = await readPolicyFile(policyPath);

@@ -22,6 +22,8 @@ describe('@callgate/server public API', () => {
         'readPolicyFile',
         'readServerConfig',
         'startServer',
+        'startTelemetry',
+        'traceLedger',
         'verifyWebhookSignature',
         'webhookSignature',
       ].sort(),

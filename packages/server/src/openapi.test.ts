@@ -9,6 +9,7 @@ describe('GET /v1/openapi.json', () => {
     expect(json.openapi).toBe('3.1.0');
     expect(Object.keys(json.paths).sort()).toEqual(
       [
+        '/v1/admin/policy',
         '/v1/approvals',
         '/v1/approvals/{id}',
         '/v1/approvals/{id}/approve',
@@ -18,6 +19,7 @@ describe('GET /v1/openapi.json', () => {
         '/v1/health',
         '/v1/keys',
         '/v1/keys/{name}',
+        '/v1/ready',
         '/v1/runs',
         '/v1/runs/{id}',
         '/v1/runs/{id}/bundle',

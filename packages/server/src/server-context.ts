@@ -1,6 +1,7 @@
 import type { ApiKeyRow, Engine, Logger, RunRow } from '@callgate/core';
 import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
+import { HealthChecks } from './health.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** The meta key under which the server remembers which API key started a run. */
@@ -18,6 +19,8 @@ export class ServerContext {
   readonly lifecycle: Lifecycle;
   /** The MCP gateway served at `/mcp`, when there is one. */
   readonly gateway: Gateway | undefined;
+  /** What `/v1/health` and `/v1/ready` report: add a contributor to make a check count. */
+  readonly health = new HealthChecks();
 
   constructor(options: {
     engine: Engine;

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { type AppOptions, appInternals, createApp } from './app.js';
+import type { HealthChecks } from './health.js';
 
 const delay = (ms: number) =>
   new Promise<void>((resolve) => {
@@ -28,6 +29,8 @@ export interface RunningServer {
   host: string;
   port: number;
   app: Hono;
+  /** The checks `/v1/health` and `/v1/ready` run: `health.add(contributor)` adds one. */
+  health: HealthChecks;
   /**
    * Shuts down: refuses new requests (503), ends long-polls and event streams, waits for
    * accepted requests to finish their writes, closes the MCP gateway (its sessions' runs end
@@ -48,7 +51,7 @@ export interface RunningServer {
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const app = 'app' in options ? options.app : createApp(options.options);
-  const { server: context, detach } = appInternals(app);
+  const { server: context, detach, reloader } = appInternals(app);
   const host = options.host ?? '127.0.0.1';
   const requestedPort = options.port ?? 7420;
   const http = await new Promise<Server>((resolve, reject) => {
@@ -70,10 +73,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     close().catch((error) => context.logger.error({ error: String(error) }, 'shutdown failed'));
   };
   for (const signal of signals) process.once(signal, onSignal);
+  const stopReloading = signals.length > 0 ? reloader.onSignal('SIGHUP') : () => {};
 
   function close(): Promise<void> {
     closing ??= (async () => {
       for (const signal of signals) process.removeListener(signal, onSignal);
+      stopReloading();
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       const drained = await context.lifecycle.drain(options.drainTimeoutMs ?? 10_000);
@@ -108,5 +113,5 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     return closing;
   }
 
-  return { url, host, port, app, close, closed };
+  return { url, host, port, app, health: context.health, close, closed };
 }

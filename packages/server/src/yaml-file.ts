@@ -1,6 +1,7 @@
 // YAML text parsed with its positions kept, so that a config error can say at which line and
-// column the offending value stands (the same walk as core's policy YAML locator).
-import { type Document, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+// column the offending value stands.
+import { YamlLocator } from '@callgate/core';
+import { LineCounter, parseDocument } from 'yaml';
 
 /** A 1-based line and column in a YAML text. */
 export interface YamlPosition {
@@ -19,14 +20,10 @@ export interface YamlText {
   positionOf(path: readonly PropertyKey[], at?: 'key' | 'value'): YamlPosition | undefined;
 }
 
-type YamlNode = ReturnType<Document['getIn']>;
-
-const rangeStart = (node: unknown): number | undefined =>
-  (node as { range?: [number, number, number] } | null | undefined)?.range?.[0];
-
 /**
  * Parses one YAML document (YAML 1.2 core schema; duplicate keys refused), as `yaml`'s `parse`
- * does, keeping its nodes' positions. Warnings are not printed.
+ * does, keeping its nodes' positions (core's `YamlLocator`, the one policies use). Warnings are
+ * not printed.
  *
  * @throws the `yaml` package's `YAMLParseError` (its message gives the line and column) for a
  *   syntax error, a duplicate key or several documents.
@@ -37,42 +34,15 @@ export function parseYamlText(text: string): YamlText {
   const problem = document.errors[0];
   if (problem) throw problem;
   const value: unknown = document.toJS({ maxAliasCount: 100 });
-  const position = (offset: number): YamlPosition => {
-    const { line, col } = lineCounter.linePos(offset);
-    return line === 0 ? { line: 1, column: offset + 1 } : { line, column: col };
-  };
+  const locator = new YamlLocator(document, lineCounter, text);
   return {
     value,
     positionOf(path, at = 'value') {
-      let node: YamlNode = document.contents;
-      let offset = rangeStart(node);
-      for (let index = 0; index < path.length; index++) {
-        const segment = path[index];
-        if (isAlias(node)) node = node.resolve(document);
-        let next: YamlNode;
-        let keyOffset: number | undefined;
-        if (isMap(node)) {
-          const pair = node.items.find(
-            (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(segment),
-          );
-          if (!pair) break;
-          keyOffset = rangeStart(pair.key);
-          next = pair.value as YamlNode;
-        } else if (isSeq(node) && typeof segment === 'number') {
-          next = node.items[segment] as YamlNode;
-        } else {
-          break;
-        }
-        if (index === path.length - 1 && at === 'key' && keyOffset !== undefined) {
-          offset = keyOffset;
-          break;
-        }
-        const nextOffset = rangeStart(next) ?? keyOffset;
-        if (nextOffset === undefined) break;
-        node = next;
-        offset = nextOffset;
-      }
-      return offset === undefined ? undefined : position(offset);
+      if (document.contents === null) return undefined;
+      return locator.locate(
+        path.map((segment) => (typeof segment === 'number' ? segment : String(segment))),
+        at,
+      );
     },
   };
 }

@@ -60,6 +60,8 @@ export interface ServerProcess {
   dataDir: string;
   keys: Record<string, string>;
   output: () => string;
+  /** Sends a signal to the server (through its watchdog), e.g. SIGHUP to reload the policy. */
+  signal(signal: NodeJS.Signals): void;
   /** SIGTERM, then waits for a clean exit (SIGKILL after `timeoutMs`). Resolves with the exit code. */
   stop(timeoutMs?: number): Promise<number | null>;
 }
@@ -101,6 +103,8 @@ export async function startCallgate(options: {
   maxLifetimeMs?: number;
   policy?: string;
   config?: string;
+  /** Extra environment variables of the server process. */
+  env?: Record<string, string>;
 }): Promise<ServerProcess> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npm run build)`);
   const dir = await mkdtemp(join(tmpdir(), 'callgate-e2e-server-'));
@@ -128,7 +132,7 @@ export async function startCallgate(options: {
       '--config',
       join(dir, 'callgate.yaml'),
     ],
-    { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+    { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } },
   );
   let output = '';
   child.stdout?.on('data', (chunk) => {
@@ -158,6 +162,9 @@ export async function startCallgate(options: {
     dataDir,
     keys,
     output: () => output,
+    signal: (signal) => {
+      child.kill(signal);
+    },
     async stop(timeoutMs = 15_000) {
       if (child.exitCode !== null) return child.exitCode;
       child.kill('SIGTERM');

@@ -1,5 +1,7 @@
 import { type Approval, CallgateClient, isCallgateError } from '@callgate/client';
+import { formatDuration } from '@callgate/core';
 import { type Command, Option } from 'commander';
+import { table } from '../format.js';
 
 type Print = (line: string) => void;
 
@@ -16,7 +18,7 @@ function client(access: ServerAccess): CallgateClient {
 function timeLeft(approval: Approval): string {
   if (approval.status !== 'pending') return approval.status;
   const seconds = Math.max(0, Math.round((approval.expires_at - Date.now()) / 1000));
-  return `pending, ${seconds} s left`;
+  return `pending, ${formatDuration(seconds * 1000)} left`;
 }
 
 function describe(approval: Approval, print: Print): void {
@@ -60,10 +62,15 @@ export function runApprovalsList(
       return 0;
     }
     if (approvals.length === 0) options.print(`no ${options.status ?? ''} approvals`.replace('  ', ' '));
-    for (const approval of approvals) {
-      options.print(
-        `${approval.id}  ${approval.tool.padEnd(20)} ${timeLeft(approval).padEnd(22)} run ${approval.run_id}  ${approval.reason}`,
-      );
+    if (approvals.length > 0) {
+      const rows = approvals.map((approval) => [
+        approval.id,
+        approval.tool,
+        timeLeft(approval),
+        approval.run_id,
+        approval.reason,
+      ]);
+      options.print(table([['approval', 'tool', 'status', 'run', 'reason'], ...rows]));
     }
     return 0;
   });

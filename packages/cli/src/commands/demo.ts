@@ -7,16 +7,21 @@ import {
   type ApprovalResponse,
   CallbackApprovalPort,
   executeStep,
+  formatDuration,
+  type LedgerRecord,
   loadPolicy,
+  replayPolicy,
   type TimelineEntry,
   timelineOf,
   verifyBundle,
 } from '@callgate/core';
 import { openEmbedded } from '@callgate/store-sqlite';
-import { DEMO_POLICY } from '../demo/policy.js';
+import { DEMO_POLICY, DEMO_REPLAY_COUNTS, DEMO_STRICTER_POLICY } from '../demo/policy.js';
 import { EXPECTED, type Expectation, REPORT, SCRIPT, scriptedAnswer } from '../demo/script.js';
 import { formatTimeline } from '../demo/timeline.js';
 import { DEMO_TOOLS, runDemoTool } from '../demo/tools.js';
+import { count } from '../format.js';
+import { formatReplay } from './policy-replay.js';
 
 export interface DemoOptions {
   dir?: string;
@@ -28,7 +33,9 @@ export interface DemoOptions {
 /** How this CLI was started (`node …/bin.js`), so the commands the demo suggests work as printed. */
 function cliInvocation(): string {
   const script = process.argv[1] ?? 'callgate';
-  return /callgate$/.test(script) ? 'callgate' : `node ${relative(process.cwd(), script) || script}`;
+  if (/callgate$/.test(script)) return 'callgate';
+  const near = relative(process.cwd(), script);
+  return `node ${near && !near.startsWith('..') ? near : resolve(script)}`;
 }
 
 let terminal: ReturnType<typeof createInterface> | undefined;
@@ -65,7 +72,11 @@ async function askPerson(approval: Approval): Promise<ApprovalResponse> {
   process.stdout.write(
     `\n[approval ${approval.id}] ${approval.tool} ${JSON.stringify(approval.arguments)}\n  rule: ${approval.rules.join(', ')} — ${approval.reason}\n`,
   );
-  const answer = (await ask('  Approve? [y/N] '))?.trim().toLowerCase();
+  const left = formatDuration(approval.expires_at - Date.now());
+  const answer = (await ask(`  Approve? [y/N] (${left} left, then it expires) `))?.trim().toLowerCase();
+  if (answer !== undefined && Date.now() >= approval.expires_at) {
+    process.stdout.write('  (too late: the approval has expired, the call is refused)\n');
+  }
   if (answer === undefined) {
     process.stdout.write('\n  (end of input: denied)\n');
     return { approved: false, reviewer: 'terminal', reason: 'end of input' };
@@ -139,6 +150,8 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     policy: loadPolicy(DEMO_POLICY, { source: 'demo-policy.yaml' }),
     tools: DEMO_TOOLS,
     approvalPorts: [reviewer],
+    // The vault keeps the arguments, so the stricter policy can be replayed over the run at the end.
+    vault: true,
     ...(options.synchronous ? { synchronous: options.synchronous } : {}),
   });
   out(`callgate demo — data ${dataDir} (SQLite, ${embedded.store.synchronous}), sandbox ${sandbox}`);
@@ -181,7 +194,7 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     const rows = timelineOf(bundle.records as never);
     out(`\ntimeline (from the exported bundle ${bundlePath}):\n${formatTimeline(rows)}`);
     out(
-      `\nverification: ${report.ok ? 'OK' : 'FAILED'} — ${report.records} records, ${report.checkpoints} checkpoint(s), key ${embedded.verifierKey}`,
+      `\nverification: ${report.ok ? 'OK' : 'FAILED'} — ${count(report.records, 'record')}, ${count(report.checkpoints, 'checkpoint')}, key ${embedded.verifierKey}`,
     );
     for (const failure of report.failures) out(`  ${failure.check}: ${failure.message}`);
 
@@ -196,6 +209,31 @@ export async function runDemo(options: DemoOptions): Promise<number> {
         Object.fromEntries(Object.entries(want).filter(([, value]) => value !== undefined)) as Expectation,
     );
     const problems = check(rows, expected);
+
+    // What a stricter policy would have decided for this same run (the vault's openings give the
+    // arguments the gate decided on).
+    const stricter = loadPolicy(DEMO_STRICTER_POLICY, { source: 'demo-stricter-policy.yaml' });
+    const records = bundle.records as LedgerRecord[];
+    const commitments = records.flatMap((record) =>
+      record.type === 'call-decision' && record.arguments_commitment ? [record.arguments_commitment] : [],
+    );
+    const replay = replayPolicy(records, stricter, {
+      openings: await embedded.store.getOpenings(commitments),
+      tools: (name) => DEMO_TOOLS.find((tool) => tool.name === name),
+    });
+    const stricterPath = join(root, 'stricter-policy.yaml');
+    await writeFile(stricterPath, DEMO_STRICTER_POLICY);
+    const toolsPath = join(root, 'tools.json');
+    await writeFile(toolsPath, `${JSON.stringify(DEMO_TOOLS, null, 2)}\n`);
+    out(`\nreplaying a stricter policy (${stricterPath}) over this run:`);
+    for (const line of formatReplay(replay)) out(line === '' ? '' : `  ${line}`);
+    out(
+      `  replay it yourself: ${cliInvocation()} policy replay --policy ${stricterPath} --tools ${toolsPath} --data ${dataDir}`,
+    );
+    for (const [change, count] of Object.entries(DEMO_REPLAY_COUNTS)) {
+      const found = replay.counts[change as keyof typeof DEMO_REPLAY_COUNTS];
+      if (found !== count) problems.push(`replay: expected ${count} calls ${change}, found ${found}`);
+    }
     const report5 = expected.find((want) => want.id === 'call-5');
     const files = {
       report: await readFile(join(sandbox, 'report.md'), 'utf8').catch(() => undefined),

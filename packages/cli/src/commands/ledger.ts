@@ -1,9 +1,11 @@
 import { accessSync, constants } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { timelineOf } from '@callgate/core';
+import { CallgateClient, isCallgateError } from '@callgate/client';
+import { type Bundle, timelineOf } from '@callgate/core';
 import { openDataDir, openLedger } from '@callgate/store-sqlite';
 import { formatTimeline } from '../demo/timeline.js';
+import { count, table } from '../format.js';
 
 /**
  * Checks that `dataDir` holds callgate data the user may read.
@@ -24,43 +26,83 @@ function requireDataDir(dataDir: string): void {
   }
 }
 
+/** What `callgate export` writes and where; `url` (and `key`) export through a running server. */
+export interface ExportOptions {
+  run: string;
+  out?: string;
+  openings?: boolean;
+  /** A running server's base URL: export through `GET /v1/runs/{id}/bundle` instead of the data folder. */
+  url?: string;
+  /** The API key for `url` (any role may export the runs it may read). */
+  key?: string;
+  print: (text: string) => void;
+  warn: (text: string) => void;
+}
+
+async function writeBundle(bundle: Bundle, options: ExportOptions): Promise<void> {
+  if (options.openings && (bundle.openings?.length ?? 0) === 0) {
+    options.warn(
+      'warning: no openings were found: the vault was off when this run was recorded (vault: true in callgate.yaml)',
+    );
+  }
+  const text = `${JSON.stringify(bundle, null, 2)}\n`;
+  if (options.out) {
+    await writeFile(options.out, text);
+    options.print(
+      `wrote ${options.out}: ${count(bundle.records.length, 'record')}, verifier key ${bundle.public_key}`,
+    );
+  } else {
+    options.print(text.trimEnd());
+  }
+}
+
+/** The command that exports through a running server, for messages. */
+export function exportThroughServer(run: string): string {
+  return `callgate export --url http://127.0.0.1:7420 --key <API key> --run ${run}   (GET /v1/runs/${run}/bundle)`;
+}
+
 /**
- * `callgate export --run ID`: writes the run's bundle to a file or standard output. Exporting
- * signs a fresh checkpoint, so it takes the data folder's writer lock: while a server runs on the
- * folder, export through its API (`GET /v1/runs/{id}/bundle`).
+ * `callgate export --run ID`: writes the run's bundle to a file or standard output. With `url`
+ * it asks that running server for it; otherwise it reads the data folder, which signs a fresh
+ * checkpoint and so takes the folder's writer lock: while a server runs on the folder, the
+ * message names the `--url` form.
  */
-export async function runExport(
-  dataDir: string,
-  options: {
-    run: string;
-    out?: string;
-    openings?: boolean;
-    print: (text: string) => void;
-    warn: (text: string) => void;
-  },
-): Promise<number> {
+export async function runExport(dataDir: string, options: ExportOptions): Promise<number> {
+  if (options.url) {
+    const client = new CallgateClient({ url: options.url, ...(options.key ? { apiKey: options.key } : {}) });
+    try {
+      await writeBundle(
+        await client.exportRun(options.run, { openings: options.openings ?? false }),
+        options,
+      );
+      return 0;
+    } catch (error) {
+      if (!isCallgateError(error)) throw error;
+      options.warn(`callgate export: ${error.kind}: ${error.message}`);
+      return error.kind === 'not-found' ? 1 : 2;
+    }
+  }
   requireDataDir(dataDir);
-  const opened = await openLedger(dataDir, undefined, 'callgate export');
+  let opened: Awaited<ReturnType<typeof openLedger>>;
+  try {
+    opened = await openLedger(dataDir, undefined, 'callgate export');
+  } catch (error) {
+    if (!isCallgateError(error) || error.kind !== 'conflict') throw error;
+    options.warn(`callgate export: ${error.message}`);
+    options.warn(
+      `While a server runs on this folder, export through it:\n  ${exportThroughServer(options.run)}`,
+    );
+    return 2;
+  }
   try {
     if (!(await opened.store.getRun(options.run))) {
       options.warn(`callgate export: no run ${options.run} in ${dataDir}`);
       return 1;
     }
-    const bundle = await opened.ledger.exportRun(options.run, { openings: options.openings ?? false });
-    if (options.openings && (bundle.openings?.length ?? 0) === 0) {
-      options.warn(
-        'warning: no openings were found: the vault was off when this run was recorded (vault: true in callgate.yaml)',
-      );
-    }
-    const text = `${JSON.stringify(bundle, null, 2)}\n`;
-    if (options.out) {
-      await writeFile(options.out, text);
-      options.print(
-        `wrote ${options.out}: ${bundle.records.length} records, verifier key ${bundle.public_key}`,
-      );
-    } else {
-      options.print(text.trimEnd());
-    }
+    await writeBundle(
+      await opened.ledger.exportRun(options.run, { openings: options.openings ?? false }),
+      options,
+    );
     return 0;
   } finally {
     await opened.close();
@@ -76,11 +118,18 @@ export async function runRunsList(
   const { store } = openDataDir(dataDir);
   try {
     const runs = await store.listRuns({ limit: options.limit });
-    if (runs.length === 0) options.print('no runs');
-    for (const run of runs) {
-      const started = new Date(run.started_at).toISOString();
-      options.print(`${run.run_id}  ${run.status.padEnd(9)} ${started}  ${run.framework}  ${run.principal}`);
+    if (runs.length === 0) {
+      options.print('no runs');
+      return 0;
     }
+    const rows = runs.map((run) => [
+      run.run_id,
+      run.status,
+      new Date(run.started_at).toISOString(),
+      run.framework,
+      run.principal,
+    ]);
+    options.print(table([['run', 'status', 'started', 'framework', 'principal'], ...rows]));
     return 0;
   } finally {
     await store.close();
@@ -101,8 +150,11 @@ export async function runRunsShow(
       print(`callgate runs show: no run ${runId} in ${dataDir}`);
       return 1;
     }
-    print(`run ${run.run_id} — ${run.status}, ${run.framework}, principal ${run.principal}`);
-    print(formatTimeline(timelineOf(await store.readRunRecords(runId))));
+    const rows = timelineOf(await store.readRunRecords(runId));
+    print(
+      `run ${run.run_id} — ${run.status}, ${run.framework}, principal ${run.principal}, ${count(rows.length, 'call')}`,
+    );
+    if (rows.length > 0) print(formatTimeline(rows));
     return 0;
   } finally {
     await store.close();

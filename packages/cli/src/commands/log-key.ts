@@ -1,23 +1,69 @@
-// `callgate log-key rotate`: move a data folder's log to a new key, signed over by the old one.
-import { resolve } from 'node:path';
-import { rotateLogKey } from '@callgate/store-sqlite';
-import { type Command, Option } from 'commander';
+// `callgate log-key show`: the verifier key a reader pins when verifying this log's bundles.
+// `callgate log-key rotate`: move the log to a new key, signed over by the old one.
 
-/** Registers `callgate log-key rotate`. */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { logSignerFromPrivateKey } from '@callgate/core';
+import { openDataDir, rotateLogKey } from '@callgate/store-sqlite';
+import type { Command, Option } from 'commander';
+
+/**
+ * Prints the data folder's log verifier key (C2SP note key `name+id+key`), the value to give
+ * `callgate verify --public-key`. Reads only: it works beside a running server.
+ *
+ * @returns 0, or 1 when the folder holds no log yet (nothing was ever served or recorded there).
+ */
+export async function runLogKeyShow(dataDir: string, print: (line: string) => void): Promise<number> {
+  if (!existsSync(join(dataDir, 'log-key.json')) || !existsSync(join(dataDir, 'callgate.db'))) {
+    print(
+      `callgate log-key show: no log in ${dataDir} yet (callgate serve or callgate demo makes one); pass --data DIR or set CALLGATE_DATA`,
+    );
+    return 1;
+  }
+  const { store, logKey } = openDataDir(dataDir);
+  try {
+    const origin = await store.getMeta('ledger:origin');
+    if (!origin) {
+      print(
+        `callgate log-key show: the log in ${dataDir} has not been opened yet: start callgate serve once`,
+      );
+      return 1;
+    }
+    print(logSignerFromPrivateKey(origin, logKey.privateKey).verifierKey);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Registers `callgate log-key show` and `callgate log-key rotate` on the program. */
 export function registerLogKeyCommands(
   program: Command,
-  context: { print: (line: string) => void; setExitCode: (code: number) => void; exitCodes: string },
+  context: {
+    print: (line: string) => void;
+    setExitCode: (code: number) => void;
+    exitCodes: string;
+    dataOption: () => Option;
+  },
 ): void {
-  const logKey = program.command('log-key').description("the log's signing key");
-  logKey
+  const group = program.command('log-key').description('the log’s signing key (made on first start)');
+  group
+    .command('show')
+    .description('print the verifier key to pin: callgate verify --public-key KEY')
+    .addOption(context.dataOption())
+    .addHelpText('after', context.exitCodes)
+    .action(async (options) =>
+      context.setExitCode(await runLogKeyShow(resolve(options.data), context.print)),
+    );
+  group
     .command('rotate')
     .description(
       'sign checkpoints with a new key from now on; the old key signs the change, so verifiers pinning it follow (stop the server first)',
     )
-    .addOption(new Option('--data <dir>', 'data folder (default .callgate)').env('CALLGATE_DATA'))
+    .addOption(context.dataOption())
     .addHelpText('after', context.exitCodes)
-    .action(async (options: { data?: string }) => {
-      const rotated = await rotateLogKey(resolve(options.data ?? '.callgate'));
+    .action(async (options) => {
+      const rotated = await rotateLogKey(resolve(options.data));
       context.print(`rotated at log size ${rotated.size}`);
       context.print(`  old key  ${rotated.oldKey}`);
       context.print(`  new key  ${rotated.newKey}`);

@@ -2,7 +2,13 @@ import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Gateway, StdioConnection } from '@callgate/mcp-gateway';
-import { DEFAULT_MCP_PROFILE, readServerConfig, type ServerConfig } from '@callgate/server';
+import {
+  DEFAULT_MCP_PROFILE,
+  readServerConfig,
+  type ServerConfig,
+  startTelemetry,
+  traceLedger,
+} from '@callgate/server';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, Option } from 'commander';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
@@ -46,6 +52,7 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
   const config: ServerConfig = options.config
     ? await readServerConfig(options.config, process.env)
     : { tools: [], upstreams: [] };
+  for (const warning of config.warnings ?? []) log(`warning: ${warning}`);
   const { policy, source: policySource } = await choosePolicy(config, undefined, log);
   const profile = options.profile ?? config.defaultProfile ?? DEFAULT_MCP_PROFILE;
   checkProfile(policy, profile, options.profile ? '--profile' : 'mcp.default_profile');
@@ -59,6 +66,15 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
     logger,
     ...(config.vault !== undefined ? { vault: config.vault } : {}),
   });
+  // Spans of its records (no caller's trace context over stdio: each call is a trace of its own).
+  const telemetry = startTelemetry(process.env);
+  const stopTracing = telemetry
+    ? traceLedger(embedded.engine.ledger, {
+        tracer: telemetry.tracer,
+        captureContent: telemetry.captureContent,
+        store: embedded.store,
+      })
+    : () => {};
   let gateway: Gateway | undefined;
   let connection: StdioConnection | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -93,7 +109,9 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
     process.removeListener('SIGINT', onSignal);
     process.removeListener('SIGTERM', onSignal);
     await gateway?.close();
+    stopTracing();
     await embedded.close();
+    await telemetry?.shutdown();
   }
   return 0;
 }

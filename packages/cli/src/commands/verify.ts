@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseVerifierKey, verifyBundle } from '@callgate/core';
+import { count } from '../format.js';
 
 export interface VerifyOptions {
   publicKey?: string;
@@ -53,7 +54,7 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
     }
     for (const warning of report.warnings) options.out(`warning: ${warning}`);
     options.out(
-      `${report.ok ? 'OK' : 'FAILED'}: ${report.records} records, ${report.checkpoints} checkpoints, ${report.failures.length} failed checks`,
+      `${report.ok ? 'OK' : 'FAILED'}: ${count(report.records, 'record')}, ${count(report.checkpoints, 'checkpoint')}, ${count(report.failures.length, 'failed check')}`,
     );
   }
   return report.ok ? 0 : 1;

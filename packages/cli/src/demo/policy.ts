@@ -26,3 +26,32 @@ rules:
     effect: ask
     reason: deleting a file needs a person
 `;
+
+/**
+ * A stricter policy the demo replays over its own run: listing the sandbox now needs a person,
+ * and no destructive tool runs at all. Replaying it shows which past calls it would have changed.
+ */
+export const DEMO_STRICTER_POLICY = `# callgate demo policy, stricter
+version: 1
+default: deny
+rules:
+  - id: reads
+    match: { tools: ["read_*"] }
+    effect: allow
+  - id: listing-needs-a-person
+    match: { tools: ["list_*"] }
+    effect: ask
+  - id: no-destructive-tools
+    match: { annotations: { destructiveHint: true } }
+    effect: deny
+    reason: destructive tools are off
+`;
+
+/** What replaying {@link DEMO_STRICTER_POLICY} over the demo's run must find, per change. */
+export const DEMO_REPLAY_COUNTS = {
+  same: 4,
+  stricter: 3,
+  'more-permissive': 0,
+  'not-replayable': 0,
+  'refused-by-gate': 1,
+} as const;

@@ -1,12 +1,9 @@
-import type { TimelineEntry } from '@callgate/core';
+import { formatDuration, type TimelineEntry } from '@callgate/core';
+import { table } from '../format.js';
 
-function pad(text: string, width: number): string {
-  return text.length >= width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
-}
-
-/** The timeline as a fixed-width text table, one line per call. */
+/** The timeline as a text table with aligned columns, one line per call. */
 export function formatTimeline(rows: readonly TimelineEntry[]): string {
-  const header = `${pad('step', 5)}${pad('call', 30)}${pad('tool', 12)}${pad('decision', 9)}${pad('rule', 24)}${pad('approval', 30)}${pad('outcome', 32)}time`;
+  const header = ['step', 'call', 'tool', 'decision', 'rule', 'approval', 'outcome', 'time'];
   const lines = rows.map((row) => {
     const call = row.minted ? `${row.call_id} (minted)` : row.call_id;
     const approval = row.approval
@@ -16,9 +13,18 @@ export function formatTimeline(rows: readonly TimelineEntry[]): string {
     const outcome = `${row.outcome ?? 'open'}${kind && row.outcome !== 'ok' ? ` (${kind})` : ''}`;
     const time =
       row.ended_at !== undefined
-        ? `${row.ended_at - row.decided_at} ms${row.duration_ms !== undefined ? ` (tool ${row.duration_ms.toFixed(1)} ms)` : ''}`
+        ? `${formatDuration(row.ended_at - row.decided_at)}${row.duration_ms !== undefined ? ` (tool ${formatDuration(row.duration_ms)})` : ''}`
         : '';
-    return `${pad(String(row.step), 5)}${pad(call, 30)}${pad(row.tool, 12)}${pad(row.effect, 9)}${pad(row.rules.join(',') || '—', 24)}${pad(approval, 30)}${pad(outcome, 32)}${time}`;
+    return [
+      String(row.step),
+      call,
+      row.tool,
+      row.effect,
+      row.rules.join(',') || '—',
+      approval,
+      outcome,
+      time,
+    ];
   });
-  return [header, ...lines].join('\n');
+  return table([header, ...lines]);
 }

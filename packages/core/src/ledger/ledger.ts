@@ -14,6 +14,7 @@ import { Checkpointer } from './checkpointer.js';
 import { exportRunBundle } from './export.js';
 import { restoreFrontier } from './frontier-store.js';
 import type { CompactRange } from './merkle.js';
+import { type AppendObserver, type ResolveAppend, tellObservers } from './observe.js';
 import { buildRecord, sealRecord } from './record.js';
 import { isLedgerRecord } from './record-validator.js';
 import { formatCheckpoint, type LogSigner, openCheckpoint } from './signed-note.js';
@@ -46,13 +47,13 @@ interface PendingAppend {
   stored: StoredRecord;
   /** The run's head before this record: restored if the write fails. */
   previous: RunHead | null;
-  resolve: (record: LedgerRecord) => void;
+  resolve: ResolveAppend;
   reject: (error: unknown) => void;
 }
 
 interface WaitingAppend {
   body: RecordBody;
-  resolve: (record: LedgerRecord) => void;
+  resolve: ResolveAppend;
   reject: (error: unknown) => void;
 }
 
@@ -88,6 +89,7 @@ export class Ledger {
   #settled = 0;
   #barriers: Array<{ target: number; resolve: () => void }> = [];
   #closed = false;
+  #observers: readonly AppendObserver[] = [];
 
   private constructor(
     store: Store,
@@ -169,19 +171,51 @@ export class Ledger {
    *   failed or the ledger is closed.
    */
   append(runId: string, body: RecordBody): Promise<LedgerRecord> {
-    return new Promise((resolve, reject) => {
-      if (this.#closed) {
-        reject(new CallgateError('internal', 'the ledger is closed'));
-        return;
-      }
-      const waiting = this.#waiting.get(runId);
-      if (waiting !== undefined) waiting.push({ body, resolve, reject });
-      else if (this.#heads.has(runId)) this.#enqueue(runId, body, resolve, reject);
-      else {
-        this.#waiting.set(runId, [{ body, resolve, reject }]);
-        this.#loadHead(runId);
-      }
-    });
+    if (this.#observers.length > 0) return this.#observedAppend(runId, body);
+    return new Promise((resolve, reject) => this.#append(runId, body, resolve, reject));
+  }
+
+  /**
+   * Adds an observer of every append (metrics, traces); returns the function that removes it.
+   * An observer that throws is ignored: observing never changes what is recorded.
+   */
+  observeAppends(observer: AppendObserver): () => void {
+    this.#observers = [...this.#observers, observer];
+    return () => {
+      this.#observers = this.#observers.filter((other) => other !== observer);
+    };
+  }
+
+  #observedAppend(runId: string, body: RecordBody): Promise<LedgerRecord> {
+    const { resolve, reject } = tellObservers(this.#observers, runId, body);
+    return new Promise((done, fail) =>
+      this.#append(
+        runId,
+        body,
+        (record, digest) => {
+          resolve(record, digest);
+          done(record);
+        },
+        (error) => {
+          reject(error);
+          fail(error);
+        },
+      ),
+    );
+  }
+
+  #append(runId: string, body: RecordBody, resolve: ResolveAppend, reject: (error: unknown) => void): void {
+    if (this.#closed) {
+      reject(new CallgateError('internal', 'the ledger is closed'));
+      return;
+    }
+    const waiting = this.#waiting.get(runId);
+    if (waiting !== undefined) waiting.push({ body, resolve, reject });
+    else if (this.#heads.has(runId)) this.#enqueue(runId, body, resolve, reject);
+    else {
+      this.#waiting.set(runId, [{ body, resolve, reject }]);
+      this.#loadHead(runId);
+    }
   }
 
   #loadHead(runId: string): void {
@@ -216,12 +250,7 @@ export class Ledger {
     void load.finally(() => this.#loads.delete(load));
   }
 
-  #enqueue(
-    runId: string,
-    body: RecordBody,
-    resolve: (record: LedgerRecord) => void,
-    reject: (error: unknown) => void,
-  ): void {
+  #enqueue(runId: string, body: RecordBody, resolve: ResolveAppend, reject: (error: unknown) => void): void {
     const previous = this.#heads.get(runId) ?? null;
     let record: LedgerRecord;
     let stored: StoredRecord;
@@ -289,7 +318,7 @@ export class Ledger {
     this.#settled += batch.length;
     for (const pending of batch) {
       const record = pending.stored.record;
-      pending.resolve(record);
+      pending.resolve(record, pending.stored.digest);
       // An ended run's head is dropped (it reloads from the store if the run ever continues).
       if (record.type === 'run-end' && this.#heads.get(record.run_id)?.digest === pending.stored.digest)
         this.#heads.delete(record.run_id);

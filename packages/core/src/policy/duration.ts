@@ -1,13 +1,16 @@
-// Durations in a policy file: a whole number with a unit (`500ms`, `60s`, `5m`, `1h`) or a bare
-// number of milliseconds.
+// Durations, one grammar for every callgate file (policy, callgate.yaml) and one way of printing
+// them for people (CLI tables, the inbox, the timeline).
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-const DURATION = /^(\d+)(ms|s|m|h)$/;
+const DURATION = /^(\d+(?:\.\d+)?) ?(ms|s|m|h)$/;
 
 /**
  * The number of milliseconds `value` stands for, or a sentence saying why it is no duration.
- * Accepts a positive safe integer (milliseconds) or a string `<digits><ms|s|m|h>`; refuses zero,
- * fractions, negative numbers and unitless strings.
+ *
+ * Accepts a positive safe integer (milliseconds) or a string `<number>[ ]<ms|s|m|h>` whose number
+ * may have a fraction (`500ms`, `1.5s`, `30 s`, `5m`, `1h`) as long as it comes to a whole number
+ * of milliseconds. Refuses zero, negative numbers, unitless strings, other units (`5 min`, `2d`)
+ * and anything finer than a millisecond (`0.5ms`).
  */
 export function parseDuration(value: unknown): { ms: number } | { problem: string } {
   if (typeof value === 'number') {
@@ -19,12 +22,47 @@ export function parseDuration(value: unknown): { ms: number } | { problem: strin
     const amount = parts?.[1];
     const unit = parts?.[2];
     if (amount !== undefined && unit !== undefined) {
-      const ms = Number(amount) * (UNIT_MS[unit] ?? 1);
+      const exact = Number(amount) * (UNIT_MS[unit] ?? 1);
+      // 1.1 * 1000 is 1100.0000000000002: round away float noise, then insist on whole ms.
+      const ms = Math.round(exact);
+      if (Math.abs(exact - ms) > 1e-6 * Math.max(1, ms))
+        return { problem: `duration ${JSON.stringify(value)} is finer than a millisecond` };
       if (Number.isSafeInteger(ms) && ms > 0) return { ms };
       return { problem: `duration ${JSON.stringify(value)} must be positive and not too large` };
     }
   }
   return {
-    problem: `expected a duration such as 500ms, 60s, 5m, 1h or a number of milliseconds (got ${JSON.stringify(value)})`,
+    problem: `expected a duration such as 500ms, 1.5s, 60s, 5m, 1h or a number of milliseconds (got ${JSON.stringify(value)})`,
   };
+}
+
+/**
+ * A duration for people: `0.3 ms`, `42 ms`, `35.7 s`, `4 min 56 s`, `2 h 5 min`, `3 d 4 h`.
+ * Below 100 ms one decimal is kept (`1.8 ms`), below a minute seconds have one decimal, above it
+ * whole units are shown two at a time (the smaller one omitted when zero).
+ *
+ * Self-contained (it refers to nothing outside its body), so the web UI's script embeds this very
+ * function's source for its live countdowns.
+ *
+ * @param ms milliseconds; negative or non-finite values print as `0 ms`.
+ */
+export function formatDuration(ms: number): string {
+  const trimmed = (value: number) => value.toFixed(1).replace(/\.0$/, '');
+  if (!Number.isFinite(ms) || ms <= 0) return '0 ms';
+  if (ms < 99.95) return `${trimmed(ms)} ms`;
+  if (ms < 999.5) return `${Math.round(ms)} ms`;
+  if (ms < 59_950) return `${trimmed(ms / 1000)} s`;
+  const seconds = Math.round(ms / 1000);
+  const steps: Array<[number, string, number, string]> = [
+    [86_400, 'd', 3_600, 'h'],
+    [3_600, 'h', 60, 'min'],
+    [60, 'min', 1, 's'],
+  ];
+  for (const [size, unit, smallSize, smallUnit] of steps) {
+    if (seconds < size) continue;
+    const big = Math.floor(seconds / size);
+    const small = Math.floor((seconds - big * size) / smallSize);
+    return small > 0 ? `${big} ${unit} ${small} ${smallUnit}` : `${big} ${unit}`;
+  }
+  return `${seconds} s`;
 }

@@ -184,15 +184,6 @@ export interface Store {
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
 
-  /**
-   * Whether the store can write (optional: a store without it is taken as `ok`). `unavailable`
-   * after a write failed on a full disk or an I/O error, until one succeeds again.
-   */
-  status?(): Promise<StoreStatus>;
-
   /** Finishes pending writes and releases resources. */
   close(): Promise<void>;
 }
-
-/** What {@link Store.status} reports; `since` is epoch ms of the first failed write. */
-export type StoreStatus = { status: 'ok' } | { status: 'unavailable'; reason: string; since: number };

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { apiKeySchema, createKeyBody, healthSchema } from '../http/schemas.js';
 import { createApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
-import { storeHealth } from '../store-status.js';
 import { SERVER_VERSION } from '../version.js';
 import { defineRoute, type Route } from './define.js';
 
@@ -45,11 +44,12 @@ export function adminRoutes(server: ServerContext): Route[] {
         const upstreams = server.gateway
           ?.status()
           .map(({ name, status, tools }) => ({ name, status, tools: tools.length }));
-        const storeStatus = await storeHealth(store);
+        const problems = await server.health.problems();
         return {
-          status: server.lifecycle.draining ? 'draining' : storeStatus.status === 'ok' ? 'ok' : 'degraded',
+          status: server.lifecycle.draining ? 'draining' : problems.length > 0 ? 'degraded' : 'ok',
           version: SERVER_VERSION,
-          store: storeStatus,
+          log_key: server.publicKey,
+          ...(problems.length > 0 ? { problems } : {}),
           ...(upstreams ? { upstreams } : {}),
         };
       },

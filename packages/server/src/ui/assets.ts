@@ -1,5 +1,6 @@
 // The web UI's only style sheet and script, served from /ui/assets/ (the Content-Security-Policy
 // allows no inline script or style).
+import { formatDuration } from '@callgate/core';
 
 export const STYLE_SHEET = `
 :root { color-scheme: light dark; --fg: #1d1f23; --muted: #667085; --bg: #f7f7f8; --card: #fff; --line: #e4e4e7;
@@ -37,17 +38,29 @@ th { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: v
 .flash { padding: .6rem 1rem; border-radius: 8px; margin-bottom: 1rem; border: 1px solid currentColor; }
 .empty { color: var(--muted); padding: 1rem 0; }
 .verify.ok { border-color: var(--ok); } .verify.bad { border-color: var(--bad); }
+.flash.approved { color: #fff; background: var(--ok); border-color: var(--ok); }
+.flash.denied { color: #fff; background: var(--bad); border-color: var(--bad); }
+.flash.approved .mark, .flash.denied .mark { margin-right: .4rem; }
+.badge.solid.approved { background: var(--ok); color: #fff; border-color: var(--ok); }
+.badge.solid.denied { background: var(--bad); color: #fff; border-color: var(--bad); }
+.badge.solid.expired, .badge.solid.withdrawn { border-style: dashed; }
+.who .principal { color: var(--accent); }
+code.label { background: var(--bg); border: 1px solid var(--line); border-radius: 4px; padding: 0 .3rem; font-size: 12px; }
+.filters nav { gap: .5rem; margin-bottom: .4rem; }
+a.filter { padding: .15rem .7rem; border: 1px solid var(--line); border-radius: 999px; text-decoration: none; color: var(--fg); text-transform: capitalize; }
+td.nowrap { white-space: nowrap; }
+a.filter[aria-current] { background: var(--accent); border-color: var(--accent); color: #fff; }
 `;
 
 export const SCRIPT = `
 (() => {
   const body = document.body;
   const skew = Number(body.dataset.now || Date.now()) - Date.now();
+  const formatDuration = ${formatDuration.toString()};
   const tick = () => {
     for (const element of document.querySelectorAll('[data-expires-at]')) {
       const left = Math.max(0, Number(element.dataset.expiresAt) - (Date.now() + skew));
-      const seconds = Math.ceil(left / 1000);
-      element.textContent = left === 0 ? 'expired' : seconds >= 60 ? Math.floor(seconds / 60) + ' min ' + (seconds % 60) + ' s left' : seconds + ' s left';
+      element.textContent = left === 0 ? 'expired' : formatDuration(Math.ceil(left / 1000) * 1000) + ' left';
     }
   };
   const refresh = async (target, url) => {

@@ -16,8 +16,16 @@ export const UI_HEADERS: Record<string, string> = {
 
 const NAV = [
   { href: '/ui/approvals', label: 'Approvals' },
+  { href: '/ui/approvals/history', label: 'History' },
   { href: '/ui/runs', label: 'Runs' },
 ] as const;
+
+/** The banner after an action: an approval and a denial look different (colour, mark and words). */
+function flashBanner(flash: { kind: string; message: string }): Markup {
+  const style = { approved: 'approved', denied: 'denied', ok: 'ok' }[flash.kind] ?? 'bad';
+  const mark = { approved: '✓ Approved', denied: '✗ Denied' }[flash.kind];
+  return html`<div class="flash ${style}" role="status">${mark ? html`<strong class="mark">${mark}</strong> ` : ''}${flash.message}</div>`;
+}
 
 /** A time as local ISO-like text (UTC), for tables. */
 export function timeText(epochMs: number | undefined): string {
@@ -70,7 +78,7 @@ export function page(options: {
       }
     </header>
     <main>
-      ${flash ? html`<div class="flash ${flash.kind === 'ok' ? 'ok' : 'bad'}" role="status">${flash.message}</div>` : ''}
+      ${flash ? flashBanner(flash) : ''}
       ${options.content}
     </main>
   </body>

@@ -9,6 +9,7 @@ import { findApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
 import { SCRIPT, STYLE_SHEET } from './assets.js';
 import { clientAddress } from './client-address.js';
+import { applyHistoryFilter, historyContent, historyFilter } from './history.js';
 import { inboxContent, inboxList } from './inbox.js';
 import { type Markup, page, UI_HEADERS } from './layout.js';
 import { runContent, runsContent, timelineTable, type VerificationView } from './runs.js';
@@ -173,6 +174,13 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
     return wantsPage ? c.redirect('/ui/sign-in') : c.text('sign in first', 401);
   };
 
+  /** The runs `approvals` belong to, by id: who asked (principal, framework, labels). */
+  async function runsOf(approvals: readonly { run_id: string }[]) {
+    const ids = [...new Set(approvals.map((approval) => approval.run_id))];
+    const rows = await Promise.all(ids.map((id) => engine.store.getRun(id)));
+    return new Map(rows.flatMap((row) => (row ? [[row.run_id, row] as const] : [])));
+  }
+
   app.get('/ui/approvals', async (c) => {
     const session = await guard(c);
     if (session instanceof Response) return session;
@@ -181,14 +189,29 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
       title: 'Approvals',
       session,
       current: '/ui/approvals',
-      content: inboxContent(approvals, session),
+      content: inboxContent(approvals, await runsOf(approvals), session, server.clock()),
     });
   });
 
   app.get('/ui/approvals/list', async (c) => {
     const session = await guard(c);
     if (session instanceof Response) return session;
-    return c.html(inboxList(await engine.listApprovals({ status: 'pending' }), session));
+    const approvals = await engine.listApprovals({ status: 'pending' });
+    return c.html(inboxList(approvals, await runsOf(approvals), session, server.clock()));
+  });
+
+  app.get('/ui/approvals/history', async (c) => {
+    const session = await guard(c);
+    if (session instanceof Response) return session;
+    const filter = historyFilter(c.req.query('status'), c.req.query('tool'));
+    const listed = await engine.listApprovals(filter.status ? { status: filter.status } : {});
+    const approvals = applyHistoryFilter(listed, filter).slice(0, 500);
+    return render(c, {
+      title: 'Approval history',
+      session,
+      current: '/ui/approvals/history',
+      content: historyContent(approvals, await runsOf(approvals), filter),
+    });
   });
 
   app.post('/ui/approvals/:id/answer', async (c) => {
@@ -206,9 +229,10 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
         reviewer: session.key?.name ?? 'unknown',
         ...(reason ? { reason } : {}),
       });
+      const status = state.approval.status;
       session.flash = {
-        kind: 'ok',
-        message: `${state.approval.tool}: ${state.approval.status}${reason ? ` (${reason})` : ''}`,
+        kind: status === 'approved' ? 'approved' : status === 'denied' ? 'denied' : 'ok',
+        message: `${state.approval.tool}: ${status}${reason ? ` (${reason})` : ''}`,
       };
     } catch (error) {
       if (!isCallgateError(error) || (error.kind !== 'conflict' && error.kind !== 'not-found')) throw error;
@@ -277,7 +301,11 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
   app.get('/ui/runs/:id', async (c) => {
     const session = await guard(c);
     if (session instanceof Response) return session;
-    const run = await runOr404(c.req.param('id'));
+    const run = await engine.store.getRun(c.req.param('id'));
+    if (!run) {
+      const content = errorContent(404, `no run ${c.req.param('id')}`);
+      return render(c, { title: 'Not found', session, current: '/ui/runs', content }, 404);
+    }
     const entries = timelineOf(await engine.store.readRunRecords(run.run_id));
     let verification: VerificationView | { error: string };
     try {
@@ -289,7 +317,7 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
       title: `Run ${run.run_id}`,
       session,
       current: '/ui/runs',
-      content: runContent(run, entries, verification),
+      content: runContent(run, entries, verification, server.publicKey),
     });
   });
 
@@ -309,5 +337,16 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
       'content-type': 'application/json; charset=utf-8',
       'content-disposition': `attachment; filename="callgate-run-${run.run_id.replace(/[^\w-]/g, '_')}.json"`,
     });
+  });
+
+  // Any other page under /ui: the not-found page in the same layout (with navigation when signed in).
+  app.get('/ui/*', async (c) => {
+    const session = await signedIn(c);
+    const message = `there is no page ${c.req.path}`;
+    return render(
+      c,
+      { title: 'Not found', ...(session ? { session } : {}), content: errorContent(404, message) },
+      404,
+    );
   });
 }

@@ -1,4 +1,4 @@
-import type { RunRow, TimelineEntry } from '@callgate/core';
+import { formatDuration, type RunRow, type TimelineEntry } from '@callgate/core';
 import { html } from 'hono/html';
 import type { Markup } from './layout.js';
 import { timeText } from './layout.js';
@@ -45,14 +45,14 @@ export function runsContent(runs: readonly RunRow[], olderThan: number | undefin
 function approvalCell(entry: TimelineEntry): Markup | string {
   const approval = entry.approval;
   if (!approval) return '—';
-  return html`<span class="badge ${approval.status}">${approval.status}</span>
+  return html`<span class="badge solid ${approval.status}">${approval.status}</span>
     ${approval.reviewer ? html` by <strong class="reviewer">${approval.reviewer}</strong>` : ''}
     ${approval.reason ? html`<div class="meta">${approval.reason}</div>` : ''}`;
 }
 
 function timingCell(entry: TimelineEntry): Markup {
-  const total = entry.ended_at !== undefined ? `${entry.ended_at - entry.decided_at} ms` : '';
-  const tool = entry.duration_ms !== undefined ? ` (tool ${entry.duration_ms.toFixed(1)} ms)` : '';
+  const total = entry.ended_at !== undefined ? formatDuration(entry.ended_at - entry.decided_at) : '';
+  const tool = entry.duration_ms !== undefined ? ` (tool ${formatDuration(entry.duration_ms)})` : '';
   return html`<div>${timeText(entry.decided_at)}</div><div class="meta">${total}${tool}</div>`;
 }
 
@@ -115,6 +115,7 @@ export function runContent(
   run: RunRow,
   entries: readonly TimelineEntry[],
   verification: VerificationView | { error: string },
+  publicKey?: string,
 ): Markup {
   const id = encodeURIComponent(run.run_id);
   const labels = Object.entries(run.labels);
@@ -129,7 +130,8 @@ export function runContent(
         ${run.parent_run_id ? html`<span><span class="meta">parent</span> <a href="/ui/runs/${encodeURIComponent(run.parent_run_id)}">${run.parent_run_id}</a></span>` : ''}
       </div>
       ${labels.length > 0 ? html`<div class="meta">${labels.map(([name, value]) => html`<code>${name}=${value}</code> `)}</div>` : ''}
-      <p><a href="/ui/runs/${id}/bundle" download>Download bundle</a> <span class="meta">(callgate-bundle/1; verify offline with <code>callgate verify</code>)</span></p>
+      <p><a href="/ui/runs/${id}/bundle" download>Download bundle</a> <span class="meta">(callgate-bundle/1; verify offline with <code>callgate verify FILE --public-key KEY</code>)</span></p>
+      ${publicKey ? html`<p class="meta">log key to pin <code class="log-key">${publicKey}</code> (also <code>callgate log-key show</code>)</p>` : ''}
     </div>
     ${verificationBox(verification)}
     <h2>Timeline</h2>

@@ -11,7 +11,7 @@ export interface Session {
   createdAt: number;
   lastSeenAt: number;
   /** A one-time message for the next page (e.g. "approval … approved"). */
-  flash?: { kind: 'ok' | 'error'; message: string };
+  flash?: { kind: 'ok' | 'error' | 'approved' | 'denied'; message: string };
 }
 
 /** Options of {@link SessionStore}; durations in ms. */

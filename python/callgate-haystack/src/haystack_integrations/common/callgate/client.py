@@ -191,7 +191,7 @@ class CallgateClient(_ClientBase):
             self._http = None
 
     def health(self) -> dict[str, Any]:
-        """``GET /v1/health``: ``{"status": "ok" | "draining", "version": ...}``."""
+        """``GET /v1/health``: ``{"status": "ok" | "degraded" | "draining", "version": ..., "problems"?: [...]}``."""
         return self._send(_Request("GET", "/v1/health"))
 
     def start_run(

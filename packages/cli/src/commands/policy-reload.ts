@@ -1,0 +1,42 @@
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { CallgateClient, isCallgateError } from '@callgate/client';
+
+/**
+ * `callgate policy reload [--file FILE] --url URL --key KEY`: puts a new policy in force on a
+ * running server (as SIGHUP does, or with the file's text).
+ * @returns 0 when in force (or unchanged), 1 when the server refused it, 2 for unreadable input.
+ */
+export async function runPolicyReload(options: {
+  file?: string;
+  url: string;
+  key?: string;
+  print: (line: string) => void;
+}): Promise<number> {
+  const { print } = options;
+  let text: string | undefined;
+  if (options.file) {
+    try {
+      text = await readFile(options.file, 'utf8');
+    } catch (error) {
+      print(`callgate policy reload: cannot read ${options.file}: ${(error as Error).message}`);
+      return 2;
+    }
+  }
+  const client = new CallgateClient({ url: options.url, ...(options.key ? { apiKey: options.key } : {}) });
+  try {
+    const reload = await client.reloadPolicy(
+      text === undefined ? {} : { policy: text, source: basename(options.file ?? 'policy') },
+    );
+    if (!reload.changed) print(`policy unchanged (${reload.policy_digest})`);
+    else
+      print(
+        `policy in force: ${reload.policy_digest} (was ${reload.previous_digest}); recorded in run ${reload.run_id}`,
+      );
+    return 0;
+  } catch (error) {
+    if (!isCallgateError(error)) throw error;
+    print(`callgate policy reload: ${error.kind}: ${error.message}`);
+    return error.kind === 'request-invalid' ? 2 : 1;
+  }
+}

@@ -1,0 +1,187 @@
+// `callgate policy replay --policy NEW.yaml`: what a new policy would have decided for every past
+// call, beside what was decided, from a data folder (records and vault) or an exported bundle.
+import { access, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  isCallgateError,
+  type LedgerRecord,
+  loadPolicy,
+  type ReplayChange,
+  type ReplayReport,
+  type ReplayTool,
+  replayPolicy,
+  type ToolSpec,
+} from '@callgate/core';
+import { bundleSchema, ledgerRecordSchema, type Opening, toolSpecSchema } from '@callgate/protocol';
+import { readServerConfig } from '@callgate/server';
+import { openDataDir } from '@callgate/store-sqlite';
+import { parse as parseYaml } from 'yaml';
+
+const toolSpecListSchema = toolSpecSchema.array();
+
+/** Options of {@link runPolicyReplay}. */
+export interface PolicyReplayOptions {
+  policy: string;
+  /** Replay these runs only. */
+  runs?: string[];
+  /** Replay runs started at or after this epoch ms. */
+  since?: number;
+  bundle?: string;
+  data: string;
+  /** A `callgate.yaml` whose tools give the annotations the ledger does not record. */
+  config?: string;
+  /** A YAML or JSON file holding a list of tool specs (the same use as `config`'s tools). */
+  tools?: string;
+  json?: boolean;
+  /** Exit 1 when any call's change is one of these. */
+  failOn?: ReplayChange[];
+  print: (line: string) => void;
+}
+
+const LABELS: Record<ReplayChange, string> = {
+  same: 'same',
+  stricter: 'stricter',
+  'more-permissive': 'more permissive',
+  'not-replayable': 'not replayable',
+  'refused-by-gate': 'refused by gate',
+};
+
+const decisionText = (effect: string, rules: readonly string[]) =>
+  rules.length === 0 ? effect : `${effect} (${rules.join(', ')})`;
+
+/** The diff table of a replay, with its counts, as lines for a terminal. */
+export function formatReplay(report: ReplayReport): string[] {
+  const header = ['run', 'call', 'tool', 'recorded', 'new policy', 'change'];
+  const rows = report.calls.map((call) => [
+    call.run_id.slice(0, 13),
+    call.attempt > 1 ? `${call.call_id}#${call.attempt}` : call.call_id,
+    call.tool,
+    decisionText(call.recorded.effect, call.recorded.rules),
+    call.replayed ? decisionText(call.replayed.effect, call.replayed.rules) : '—',
+    LABELS[call.change] + (call.note ? `: ${call.note}` : ''),
+  ]);
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] as string).length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] as number)))
+      .join('  ');
+  const counts = (Object.keys(LABELS) as ReplayChange[])
+    .map((change) => `${LABELS[change]} ${report.counts[change]}`)
+    .join(' · ');
+  return [line(header), ...rows.map(line), '', `${report.calls.length} calls: ${counts}`];
+}
+
+/** Reads the records and openings of a bundle file (validated against the bundle schema). */
+async function fromBundle(file: string) {
+  const bundle = bundleSchema.parse(JSON.parse(await readFile(file, 'utf8')));
+  const records = bundle.records.map((record) => ledgerRecordSchema.parse(record));
+  return { records, openings: bundle.openings ?? [] };
+}
+
+/**
+ * Reads the data folder's records (only those of the runs asked for, when `--runs` or `--since`
+ * narrows them) and the vault's openings of the decisions' arguments.
+ */
+async function fromDataDir(dataDir: string, options: Pick<PolicyReplayOptions, 'runs' | 'since'>) {
+  const { store } = openDataDir(dataDir);
+  try {
+    let records: LedgerRecord[];
+    if (options.runs) {
+      records = [];
+      for (const runId of options.runs) records.push(...(await store.readRunRecords(runId)));
+    } else if (options.since !== undefined) {
+      records = [];
+      // Runs newest first, a page at a time, until they start before `since`. A page ends inside
+      // its last millisecond, so the next one starts at that millisecond again (runs seen are skipped).
+      const seen = new Set<string>();
+      let before: number | undefined;
+      for (;;) {
+        const page = await store.listRuns({ limit: 500, ...(before !== undefined ? { before } : {}) });
+        const fresh = page.filter((run) => !seen.has(run.run_id));
+        for (const run of fresh) {
+          seen.add(run.run_id);
+          if (run.started_at >= options.since) records.push(...(await store.readRunRecords(run.run_id)));
+        }
+        const last = page.at(-1);
+        if (page.length < 500 || fresh.length === 0 || !last || last.started_at < options.since) break;
+        before = last.started_at + 1;
+      }
+      records.sort((a, b) => a.seq - b.seq);
+    } else records = await store.readRecords(0, await store.ledgerSize());
+    const commitments = records.flatMap((record) =>
+      record.type === 'call-decision' && record.arguments_commitment ? [record.arguments_commitment] : [],
+    );
+    const openings: Opening[] = commitments.length === 0 ? [] : await store.getOpenings(commitments);
+    return { records, openings };
+  } finally {
+    await store.close();
+  }
+}
+
+function selectRuns(records: readonly LedgerRecord[], options: PolicyReplayOptions): LedgerRecord[] {
+  if (!options.runs && options.since === undefined) return [...records];
+  const chosen = new Set<string>();
+  for (const record of records) {
+    if (record.type !== 'run-start') continue;
+    if (options.runs && !options.runs.includes(record.run_id)) continue;
+    if (options.since !== undefined && record.ts < options.since) continue;
+    chosen.add(record.run_id);
+  }
+  return records.filter((record) => chosen.has(record.run_id));
+}
+
+/**
+ * `callgate policy replay`: loads the new policy, reads past records (a bundle's, or the data
+ * folder's with its vault), replays every decision and prints the diff table (or JSON).
+ *
+ * @returns 0 (1 when `failOn` names a change that occurred), 2 for unreadable input.
+ */
+export async function runPolicyReplay(options: PolicyReplayOptions): Promise<number> {
+  const { print } = options;
+  let report: ReplayReport;
+  try {
+    const policy = loadPolicy(await readFile(options.policy, 'utf8'), { source: options.policy });
+    const tools = new Map<string, ReplayTool>();
+    const specs: ToolSpec[] = [];
+    if (options.config) specs.push(...(await readServerConfig(options.config, process.env)).tools);
+    if (options.tools) {
+      const listed = toolSpecListSchema.safeParse(parseYaml(await readFile(options.tools, 'utf8')));
+      if (!listed.success)
+        throw new Error(
+          `${options.tools}: expected a list of tool specs: ${listed.error.issues[0]?.message}`,
+        );
+      specs.push(...listed.data);
+    }
+    for (const spec of specs)
+      tools.set(spec.name, {
+        ...(spec.annotations ? { annotations: spec.annotations } : {}),
+        ...(spec.trust ? { trust: spec.trust } : {}),
+      });
+    if (!options.bundle)
+      await access(join(options.data, 'callgate.db')).catch(() => {
+        throw new Error(
+          `no callgate data in ${options.data} (looked for callgate.db); pass --data DIR or --bundle FILE`,
+        );
+      });
+    const source = options.bundle
+      ? await fromBundle(options.bundle)
+      : await fromDataDir(options.data, options);
+    const records = selectRuns(source.records, options);
+    report = replayPolicy(records, policy, {
+      openings: source.openings,
+      ...(tools.size > 0 ? { tools: (name: string) => tools.get(name) } : {}),
+    });
+  } catch (error) {
+    const message = isCallgateError(error) ? error.message : (error as Error).message;
+    print(`callgate policy replay: ${message}`);
+    return 2;
+  }
+  if (options.json) print(JSON.stringify(report, null, 2));
+  else {
+    print(`replaying policy ${report.policy_digest} over ${report.calls.length} past calls`);
+    for (const line of formatReplay(report)) print(line);
+  }
+  return options.failOn?.some((change) => report.counts[change] > 0) ? 1 : 0;
+}

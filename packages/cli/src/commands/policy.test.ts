@@ -1,0 +1,414 @@
+// `callgate policy test` and `callgate policy replay` through the command line parser, on real
+// files and a real SQLite data folder.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  Engine,
+  generateEd25519KeyPair,
+  Ledger,
+  loadPolicy,
+  logSignerFromPrivateKey,
+  MemoryStore,
+  type ToolSpec,
+} from '@callgate/core';
+import { openEmbedded } from '@callgate/store-sqlite';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../program.js';
+
+async function callgate(args: string[]): Promise<{ code: number; lines: string[] }> {
+  const lines: string[] = [];
+  let code = 0;
+  const program = buildProgram(
+    (line) => lines.push(line),
+    (value) => {
+      code = value;
+    },
+  );
+  const capture = (command: typeof program) => {
+    command.configureOutput({ writeOut: (text) => lines.push(text), writeErr: (text) => lines.push(text) });
+    for (const sub of command.commands) capture(sub);
+  };
+  capture(program);
+  try {
+    await program.parseAsync(['node', 'callgate', ...args]);
+  } catch (error) {
+    code = (error as { exitCode?: number }).exitCode ?? 2;
+  }
+  return { code, lines };
+}
+
+const POLICY = `version: 1
+default: deny
+scrub: [force]
+rules:
+  - id: reads
+    match: { tools: ["read_*"] }
+    effect: allow
+  - id: big-invoices
+    match: { tools: [send_invoice] }
+    when: args.amount > 1000
+    effect: ask
+  - id: invoices
+    match: { tools: [send_invoice] }
+    when: args.amount <= 1000
+    effect: allow
+  - id: untrusted-deletes
+    match: { annotations: { destructiveHint: true } }
+    when: provenance.untrusted
+    effect: deny
+`;
+
+const TOOLS: ToolSpec[] = [
+  { name: 'read_file', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
+  {
+    name: 'send_invoice',
+    inputSchema: {
+      type: 'object',
+      properties: { to: { type: 'string' }, amount: { type: 'number' }, force: { type: 'boolean' } },
+    },
+  },
+];
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'callgate-policy-'));
+  await writeFile(join(dir, 'policy.yaml'), POLICY);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('callgate policy test', () => {
+  it('passes a policy that does what its cases say, exit 0', async () => {
+    await writeFile(
+      join(dir, 'good.yaml'),
+      `policy: policy.yaml
+tools:
+  delete_file: { annotations: { destructiveHint: true } }
+cases:
+  - name: reads are allowed
+    tool: read_file
+    arguments: { path: notes.txt }
+    expect: { effect: allow, rules: [reads] }
+  - name: force is scrubbed before the decision
+    tool: send_invoice
+    arguments: { to: acme, amount: 10, force: true }
+    expect: { effect: allow, rules: [invoices], scrubbed: [force] }
+  - name: deletes from untrusted input are denied
+    tool: delete_file
+    arguments: { path: a }
+    provenance: { untrusted: true, sources: [web_fetch] }
+    expect: { effect: deny, rules: [untrusted-deletes] }
+`,
+    );
+    const result = await callgate(['policy', 'test', join(dir, 'good.yaml')]);
+    expect(result.lines.join('\n')).toContain('3 cases: 3 passed, 0 failed');
+    expect(result.code).toBe(0);
+  });
+
+  it('names each failing case and its line, exit 1', async () => {
+    const file = join(dir, 'bad.yaml');
+    await writeFile(
+      file,
+      `policy: policy.yaml
+cases:
+  - name: reads are allowed
+    tool: read_file
+    expect: { effect: allow }
+  - name: big invoices are allowed
+    tool: send_invoice
+    arguments: { to: acme, amount: 5000 }
+    expect: { effect: allow, rules: [invoices] }
+  - name: nothing is scrubbed
+    tool: send_invoice
+    arguments: { to: acme, amount: 5, force: false }
+    expect: { scrubbed: [] }
+`,
+    );
+    const result = await callgate(['policy', 'test', file]);
+    const text = result.lines.join('\n');
+    expect(result.code).toBe(1);
+    expect(text).toContain(`ok    reads are allowed (${file}:3)`);
+    expect(text).toContain(`FAIL  big invoices are allowed (${file}:6)`);
+    expect(text).toContain('expected effect allow, got ask');
+    expect(text).toContain('expected rules invoices, got big-invoices');
+    expect(text).toContain(`FAIL  nothing is scrubbed (${file}:10)`);
+    expect(text).toContain('expected scrubbed (none), got force');
+    expect(text).toContain('3 cases: 1 passed, 2 failed');
+    const json = await callgate(['policy', 'test', file, '--json']);
+    expect(JSON.parse(json.lines.join('\n'))).toMatchObject({ passed: 1, failed: 2 });
+  });
+
+  it('refuses a broken cases file or policy with the place, exit 2', async () => {
+    const file = join(dir, 'broken.yaml');
+    await writeFile(
+      file,
+      'policy: policy.yaml\ncases:\n  - tool: read_file\n    expect: { effect: maybe }\n',
+    );
+    const broken = await callgate(['policy', 'test', file]);
+    expect(broken.code).toBe(2);
+    expect(broken.lines.join('\n')).toContain(
+      `${file}:3: cases[0].expect.effect: expected allow, ask or deny`,
+    );
+    await writeFile(
+      join(dir, 'bad-policy.yaml'),
+      'version: 1\nrules:\n  - id: r\n    when: "args.x >"\n    effect: allow\n',
+    );
+    const badPolicy = await callgate([
+      'policy',
+      'test',
+      join(dir, 'good.yaml'),
+      '--policy',
+      join(dir, 'bad-policy.yaml'),
+    ]);
+    expect(badPolicy.code).toBe(2);
+    expect(badPolicy.lines.join('\n')).toMatch(/bad-policy\.yaml:4:\d+: rule "r"/);
+  });
+});
+
+describe('callgate policy test agrees with the gate', () => {
+  it('expects, for generated calls, exactly what an engine on the same policy decides', async () => {
+    const store = new MemoryStore();
+    const signer = logSignerFromPrivateKey('test.local/log', generateEd25519KeyPair().privateKey);
+    const ledger = await Ledger.open(store, { signer, origin: 'test.local/log' });
+    const tools = [
+      ...TOOLS,
+      { name: 'delete_file', inputSchema: { type: 'object' }, annotations: { destructiveHint: true } },
+    ];
+    const engine = new Engine({ store, ledger, policy: loadPolicy(POLICY), tools });
+    const call = fc.oneof(
+      fc.record({
+        tool: fc.constant('read_file'),
+        arguments: fc.record({ path: fc.string({ maxLength: 6 }) }),
+      }),
+      fc.record({
+        tool: fc.constant('send_invoice'),
+        arguments: fc.record(
+          {
+            to: fc.constantFrom('acme', 'beta'),
+            amount: fc.integer({ min: -5, max: 3000 }),
+            force: fc.boolean(),
+          },
+          { requiredKeys: ['to', 'amount'] },
+        ),
+      }),
+      fc.record({ tool: fc.constant('delete_file'), arguments: fc.record({ path: fc.constant('x') }) }),
+    );
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(call, { minLength: 1, maxLength: 8 }),
+        fc.boolean(),
+        async (calls, untrusted) => {
+          round += 1;
+          const run = await engine.startRun({ principal: 'bot', framework: 'test' });
+          if (untrusted) {
+            // Nothing here is untrusted output: provenance stays false, as the cases say.
+          }
+          const verdicts = await engine.decide(
+            run.run_id,
+            calls.map((item, index) => ({ id: `c${index}`, ...item })),
+          );
+          const cases = verdicts.flatMap((verdict, index) => {
+            const item = calls[index];
+            if (!verdict.decision || !item || (verdict.error?.kind && verdict.error.kind !== 'policy-denied'))
+              return [];
+            const scrubbed = 'force' in item.arguments ? ['force'] : [];
+            return [
+              {
+                name: `c${index}`,
+                tool: item.tool,
+                arguments: item.arguments,
+                run: { principal: 'bot', framework: 'test' },
+                ...(item.tool === 'delete_file' ? { annotations: { destructiveHint: true } } : {}),
+                expect: { effect: verdict.decision.effect, rules: verdict.decision.rules, scrubbed },
+              },
+            ];
+          });
+          if (cases.length === 0) return;
+          const file = join(dir, `generated-${round}.yaml`);
+          await writeFile(file, JSON.stringify({ policy: 'policy.yaml', cases }));
+          const result = await callgate(['policy', 'test', file]);
+          expect(result.lines.join('\n')).toContain(`${cases.length} passed, 0 failed`);
+          expect(result.code).toBe(0);
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+});
+
+describe('callgate policy replay', () => {
+  let dataDir: string;
+  let runId: string;
+  const stricter = `version: 1
+default: deny
+rules:
+  - id: reads
+    match: { tools: ["read_*"] }
+    effect: allow
+  - id: all-invoices-ask
+    match: { tools: [send_invoice] }
+    effect: ask
+`;
+
+  beforeAll(async () => {
+    dataDir = join(dir, 'data');
+    const embedded = await openEmbedded({ dataDir, policy: loadPolicy(POLICY), tools: TOOLS, vault: true });
+    const run = await embedded.engine.startRun({ principal: 'bot', framework: 'test' });
+    runId = run.run_id;
+    await embedded.engine.decide(runId, [
+      { id: 'r1', tool: 'read_file', arguments: { path: 'a' } },
+      { id: 'i1', tool: 'send_invoice', arguments: { to: 'acme', amount: 10 } },
+      { id: 'i2', tool: 'send_invoice', arguments: { to: 'acme', amount: 9000 } },
+    ]);
+    await embedded.engine.endRun(runId);
+    const bundle = await embedded.engine.exportRun(runId, { openings: true });
+    await writeFile(join(dir, 'run.bundle.json'), JSON.stringify(bundle));
+    const withoutOpenings = await embedded.engine.exportRun(runId, {});
+    await writeFile(join(dir, 'committed.bundle.json'), JSON.stringify(withoutOpenings));
+    await embedded.close();
+    await writeFile(join(dir, 'stricter.yaml'), stricter);
+  });
+
+  it('prints the diff table and counts from the data folder', async () => {
+    const result = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--data',
+      dataDir,
+    ]);
+    const text = result.lines.join('\n');
+    expect(result.code).toBe(0);
+    expect(text).toMatch(/i1\s+send_invoice\s+allow \(invoices\)\s+ask \(all-invoices-ask\)\s+stricter/);
+    expect(text).toMatch(/i2\s+send_invoice\s+ask \(big-invoices\)\s+ask \(all-invoices-ask\)\s+same/);
+    expect(text).toContain(
+      '3 calls: same 2 · stricter 1 · more permissive 0 · not replayable 0 · refused by gate 0',
+    );
+    const failing = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--data',
+      dataDir,
+      '--fail-on',
+      'stricter',
+    ]);
+    expect(failing.code).toBe(1);
+  });
+
+  it('replays a bundle as JSON, and reports committed-only arguments as not replayable', async () => {
+    const json = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--bundle',
+      join(dir, 'run.bundle.json'),
+      '--json',
+    ]);
+    const report = JSON.parse(json.lines.join('\n'));
+    expect(report.counts).toMatchObject({ same: 2, stricter: 1 });
+    expect(report.calls[1]).toMatchObject({ call_id: 'i1', change: 'stricter', run_id: runId });
+    const committed = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--bundle',
+      join(dir, 'committed.bundle.json'),
+      '--json',
+    ]);
+    const blind = JSON.parse(committed.lines.join('\n'));
+    expect(blind.counts['not-replayable']).toBe(3);
+    expect(blind.calls.every((call: { replayed?: unknown }) => call.replayed === undefined)).toBe(true);
+  });
+
+  it('replays rules on annotations only with the tool specs (--tools), never guessing them', async () => {
+    const byHint = join(dir, 'by-hint.yaml');
+    await writeFile(
+      byHint,
+      'version: 1\nrules:\n  - id: read-only\n    match: { annotations: { readOnlyHint: true } }\n    effect: allow\n',
+    );
+    const blind = await callgate(['policy', 'replay', '--policy', byHint, '--data', dataDir, '--json']);
+    const unknown = JSON.parse(blind.lines.join('\n'));
+    expect(unknown.counts['not-replayable']).toBe(3);
+    expect(unknown.calls[0].note).toContain('rule "read-only" matches annotations');
+    const toolsFile = join(dir, 'tools.yaml');
+    await writeFile(
+      toolsFile,
+      '- name: read_file\n  inputSchema: { type: object }\n  annotations: { readOnlyHint: true }\n- name: send_invoice\n  inputSchema: { type: object }\n',
+    );
+    const seen = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      byHint,
+      '--data',
+      dataDir,
+      '--tools',
+      toolsFile,
+      '--json',
+    ]);
+    const known = JSON.parse(seen.lines.join('\n'));
+    expect(known.calls.map((call: { change: string }) => call.change)).toEqual([
+      'same',
+      'stricter',
+      'stricter',
+    ]);
+    expect(known.calls[1]).toMatchObject({ call_id: 'i1', replayed: { effect: 'deny' } });
+  });
+
+  it('selects runs with --runs and --since', async () => {
+    const none = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--data',
+      dataDir,
+      '--runs',
+      'no-such-run',
+      '--json',
+    ]);
+    expect(JSON.parse(none.lines.join('\n')).calls).toEqual([]);
+    const since = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--data',
+      dataDir,
+      '--since',
+      '1h',
+      '--json',
+    ]);
+    expect(JSON.parse(since.lines.join('\n')).calls).toHaveLength(3);
+    const future = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--data',
+      dataDir,
+      '--since',
+      '2999-01-01',
+      '--json',
+    ]);
+    expect(JSON.parse(future.lines.join('\n')).calls).toEqual([]);
+    const bad = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--since',
+      'yesterday',
+    ]);
+    expect(bad.code).not.toBe(0);
+  });
+});

@@ -1,0 +1,96 @@
+// `callgate policy test` and `callgate policy replay`: change a policy without fear.
+import { resolve } from 'node:path';
+import { parseDuration, type ReplayChange } from '@callgate/core';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { runPolicyReload } from './policy-reload.js';
+import { runPolicyReplay } from './policy-replay.js';
+import { runPolicyTest } from './policy-test.js';
+
+const CHANGES: readonly ReplayChange[] = [
+  'same',
+  'stricter',
+  'more-permissive',
+  'not-replayable',
+  'refused-by-gate',
+];
+
+/** `--since`: a duration back from now (`24h`, `90m`) or a date (ISO 8601); epoch ms. */
+export function parseSince(value: string, now = Date.now()): number {
+  const duration = parseDuration(value);
+  if ('ms' in duration) return now - duration.ms;
+  const date = Date.parse(value);
+  if (Number.isFinite(date)) return date;
+  throw new InvalidArgumentError(
+    'expected a duration back from now (30m, 24h) or a date (2026-01-31T12:00:00Z)',
+  );
+}
+
+function parseChanges(value: string): ReplayChange[] {
+  const changes = value.split(',').map((item) => item.trim());
+  for (const change of changes)
+    if (!CHANGES.includes(change as ReplayChange))
+      throw new InvalidArgumentError(`expected a comma-separated list of ${CHANGES.join(', ')}`);
+  return changes as ReplayChange[];
+}
+
+/** Registers `callgate policy test` and `callgate policy replay`. */
+export function registerPolicyCommands(
+  program: Command,
+  context: { print: (line: string) => void; setExitCode: (code: number) => void; exitCodes: string },
+): void {
+  const { print, setExitCode } = context;
+  const policy = program.command('policy').description('test a policy, and replay a new one over past calls');
+  policy
+    .command('test')
+    .description(
+      'run a policy’s unit tests: each case is a call and the effect, rules and scrubbed fields it must get',
+    )
+    .argument('<cases>', 'the cases file (YAML)')
+    .option('--policy <file>', 'the policy to test (default: the cases file’s policy: key)')
+    .option('--json', 'print the results as JSON')
+    .addHelpText('after', context.exitCodes)
+    .action(async (cases, options) => setExitCode(await runPolicyTest(cases, { ...options, print })));
+  policy
+    .command('replay')
+    .description('what a new policy would have decided for every past call, beside what was decided')
+    .requiredOption('--policy <file>', 'the new policy (YAML)')
+    .option('--runs <ids>', 'replay only these runs (comma-separated ids)', (value: string) =>
+      value
+        .split(',')
+        .map((id) => id.trim())
+        .filter((id) => id !== ''),
+    )
+    .option(
+      '--since <when>',
+      'replay runs started since a duration ago (24h) or a date (ISO 8601)',
+      (value: string) => parseSince(value),
+    )
+    .option(
+      '--bundle <file>',
+      'replay an exported bundle (its openings give the arguments) instead of the data folder',
+    )
+    .option('--config <file>', 'callgate.yaml whose tools give the annotations the ledger does not record')
+    .option('--tools <file>', 'a YAML or JSON list of tool specs (annotations, trust) for the same use')
+    .option('--json', 'print the replay as JSON')
+    .option('--fail-on <changes>', `exit 1 when a call is one of: ${CHANGES.join(', ')}`, parseChanges)
+    .addOption(
+      new Option('--data <dir>', 'data folder (SQLite database and vault)')
+        .env('CALLGATE_DATA')
+        .default('.callgate'),
+    )
+    .addHelpText('after', context.exitCodes)
+    .action(async (options) =>
+      setExitCode(await runPolicyReplay({ ...options, data: resolve(options.data), print })),
+    );
+  policy
+    .command('reload')
+    .description('put a new policy in force on a running server (validated, then recorded in the ledger)')
+    .option('--file <file>', 'send this policy file (default: the server reads its own policy file again)')
+    .addOption(
+      new Option('--url <url>', 'the callgate server').env('CALLGATE_URL').default('http://127.0.0.1:7420'),
+    )
+    .addOption(new Option('--key <key>', 'an admin API key').env('CALLGATE_API_KEY'))
+    .addHelpText('after', context.exitCodes)
+    .action(async (options) => setExitCode(await runPolicyReload({ ...options, print })));
+  policy.addHelpText('after', context.exitCodes);
+}
