@@ -7,6 +7,7 @@ describe('@callgate/core public API', () => {
       [
         "CallbackApprovalPort",
         "CallgateError",
+        "CompactRange",
         "DEFAULT_JSON_LIMITS",
         "Engine",
         "GovernedCalls",

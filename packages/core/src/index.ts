@@ -26,6 +26,7 @@ export {
   sha256,
   sha256Digest,
 } from './crypto.js';
+export type { ApprovalChannel, ApprovalEvent, ApprovalHandout } from './gate/approval-channel.js';
 export type { ApprovalState } from './gate/approvals.js';
 export type { CallVerdict, ModelMessage } from './gate/decide.js';
 export type { DecideOptions, EngineOptions, RunStart } from './gate/engine.js';
@@ -62,7 +63,14 @@ export type { KeyPeriod, KeyRotation } from './ledger/key-rotation.js';
 export { followKeyRotations, openKeyRotation, signKeyRotation } from './ledger/key-rotation.js';
 export type { LedgerOptions } from './ledger/ledger.js';
 export { Ledger } from './ledger/ledger.js';
-export { leafHash, merkleRoot, nodeHash, verifyConsistency, verifyInclusion } from './ledger/merkle.js';
+export {
+  CompactRange,
+  leafHash,
+  merkleRoot,
+  nodeHash,
+  verifyConsistency,
+  verifyInclusion,
+} from './ledger/merkle.js';
 export type { AppendObserver } from './ledger/observe.js';
 export { recordCommitments, sealRecord } from './ledger/record.js';
 export type { Checkpoint, LogSigner, Opened, VerifierKey } from './ledger/signed-note.js';
@@ -118,6 +126,7 @@ export type {
 export { compilePolicy, loadPolicy, replayPolicy } from './policy/index.js';
 export { YamlLocator } from './policy/yaml-locator.js';
 export { MemoryStore } from './store/memory-store.js';
+export type { LogFrontier, LogPosition, LogSequencer, SequencedAppend } from './store/sequencer.js';
 export type {
   ApiKeyRow,
   ApprovalQuery,
@@ -128,5 +137,6 @@ export type {
   RunRow,
   Store,
   StoredRecord,
+  StoreStatus,
   Synchronous,
 } from './store/store.js';

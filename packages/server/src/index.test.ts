@@ -21,6 +21,7 @@ describe('@callgate/server public API', () => {
         'httpStatusOf',
         'readPolicyFile',
         'readServerConfig',
+        'sessionIdHash',
         'startServer',
         'startTelemetry',
         'traceLedger',

@@ -8,6 +8,7 @@ import type {
   RunRow,
   Store,
   StoredRecord,
+  StoreStatus,
 } from '@callgate/core';
 import { silentLogger } from '@callgate/core';
 import type { Approval, LedgerRecord, Opening, StoredGrant } from '@callgate/protocol';
@@ -66,7 +67,7 @@ import { WriteQueue } from './write-queue.js';
  * Errors: a duplicate run, approval, grant or live API key name, an out-of-order append or a second checkpoint of
  * one size with another root reject with CallgateError `conflict` (`ledger-invalid` for the
  * checkpoint); a write that meets a full disk or an I/O error rejects with `store-unavailable`
- * (see {@link StoreFaults}); other SQLite errors reject as thrown by better-sqlite3.
+ * (see {@link SqliteStore.status}); other SQLite errors reject as thrown by better-sqlite3.
  */
 export class SqliteStore implements Store {
   readonly synchronous: 'NORMAL' | 'FULL';
@@ -79,6 +80,7 @@ export class SqliteStore implements Store {
   readonly #putOpenings: Database.Transaction<(rows: ReturnType<typeof openingToRow>[]) => void>;
   readonly #writes: WriteQueue;
   readonly #faults: StoreFaults;
+  #probedAt = 0;
   readonly #checkpointTimer: NodeJS.Timeout;
   readonly #logger: Logger;
   #closed = false;
@@ -438,6 +440,19 @@ export class SqliteStore implements Store {
   }
   async revokeApiKey(name: string, revokedAt: number): Promise<boolean> {
     return this.#write(() => this.#statements.revokeApiKey.run(revokedAt, name).changes > 0);
+  }
+
+  /**
+   * Whether the store can write: `ok`, or `unavailable` with SQLite's reason since a write failed
+   * on a full disk or an I/O error. While unavailable, a call tries one small write (at most once a
+   * second), so the status clears by itself once the disk has room again.
+   */
+  async status(): Promise<StoreStatus> {
+    if (this.#faults.faulty && !this.#closed && Date.now() - this.#probedAt >= 1000) {
+      this.#probedAt = Date.now();
+      await this.setMeta('store:probe', String(this.#probedAt)).catch(() => undefined);
+    }
+    return this.#faults.status();
   }
 
   async getMeta(key: string): Promise<string | undefined> {

@@ -1,11 +1,9 @@
 // Store faults: a full disk or an I/O error is not a bug of the request that met it. Such a write
-// rejects with CallgateError `store-unavailable` (HTTP 503); the fault is kept until the next
-// write that commits — the disk has room again — clears it (health's store probe sees the same).
+// rejects with CallgateError `store-unavailable`, the store reports itself unavailable (health
+// says `degraded`), and the next write that commits — the disk has room again — clears it.
 // Nothing is lost that was acknowledged: a failed batch was never acknowledged.
 
-/** Whether the store's writes fail: `since` is epoch ms of the first failed write. */
-export type StoreStatus = { status: 'ok' } | { status: 'unavailable'; reason: string; since: number };
-
+import type { StoreStatus } from '@callgate/core';
 import { CallgateError } from '@callgate/protocol';
 import Database from 'better-sqlite3';
 

@@ -1,5 +1,5 @@
-// `callgate log-key show`: the verifier key a reader pins when verifying this log's bundles.
-// `callgate log-key rotate`: move the log to a new key, signed over by the old one.
+// `callgate log-key show` (the verifier key a reader pins) and `callgate log-key rotate` (move the
+// log to a new key, signed over by the old one).
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -62,7 +62,7 @@ export function registerLogKeyCommands(
     )
     .addOption(context.dataOption())
     .addHelpText('after', context.exitCodes)
-    .action(async (options) => {
+    .action(async (options: { data: string }) => {
       const rotated = await rotateLogKey(resolve(options.data));
       context.print(`rotated at log size ${rotated.size}`);
       context.print(`  old key  ${rotated.oldKey}`);

@@ -9,15 +9,19 @@ import {
   startServer,
   startTelemetry,
 } from '@callgate/server';
-import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { startWitnessLoop } from '../witness/loop.js';
+import { openServeEngine } from './serve-store.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate serve`; flags win over the config file, which wins over defaults. */
 export interface ServeOptions {
   config?: string;
   data?: string;
+  /** A `postgres://` URL: state in PostgreSQL, shared with other replicas. */
+  store?: string;
+  /** The log key file every replica reads (with `store`). */
+  logKey?: string;
   host?: string;
   port?: number;
   policy?: string;
@@ -50,8 +54,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
   checkProfile(policy, defaultProfile, 'mcp.default_profile');
   const dataDir = resolve(options.data ?? config.data ?? '.callgate');
   const logger = lineLogger(options.log);
-  const embedded = await openEmbedded({
+  const store = options.store ?? config.store;
+  const logKey = options.logKey ?? config.logKey;
+  const embedded = await openServeEngine({
     dataDir,
+    ...(store !== undefined ? { store } : {}),
+    ...(logKey !== undefined ? { logKey } : {}),
     policy,
     tools: config.tools,
     logger,
@@ -83,6 +91,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
         ...(telemetry
           ? { tracing: { tracer: telemetry.tracer, captureContent: telemetry.captureContent } }
           : {}),
+        ...(embedded.storeHealth ? { storeHealth: embedded.storeHealth } : {}),
+        ...(embedded.sessionBacking ? { sessionBacking: embedded.sessionBacking } : {}),
         ...(config.webhook ? { webhook: config.webhook } : {}),
       },
       host,
@@ -98,7 +108,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const witnessLoop = config.witnesses
     ? startWitnessLoop({
         store: embedded.store,
-        ledger: embedded.ledger,
+        ledger: embedded.engine.ledger,
         witnesses: config.witnesses,
         logger,
       })
@@ -113,7 +123,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const [first, ...rest] = upstreamLines(upstreams);
   print(`  upstreams  ${first}`);
   for (const line of rest) print(`             ${line}`);
-  print(`  data       ${dataDir}`);
+  print(`  ${store === undefined ? 'data ' : 'store'}      ${embedded.where}`);
   print(`  policy     ${policySource} (${policy.digest})`);
   print(`  tools      ${embedded.engine.registry.specs().length} known`);
   print(`  log key    ${embedded.verifierKey}`);
@@ -132,8 +142,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
   if (live.length === 0) {
     print('');
     print('No API key exists yet. Create one (in another terminal; the key is printed once):');
-    print(`  callgate keys create --role reviewer --name you --data ${dataDir}    # sign in to the inbox`);
-    print(`  callgate keys create --role agent --name my-agent --data ${dataDir}  # for your agent`);
+    print(`  callgate keys create --role reviewer --name you ${embedded.keysHint}    # sign in to the inbox`);
+    print(`  callgate keys create --role agent --name my-agent ${embedded.keysHint}  # for your agent`);
   }
   print('Press Ctrl+C to stop.');
   await running.closed;
@@ -183,12 +193,22 @@ export function registerServeCommand(
     )
     .option(
       '--config <file>',
-      'callgate.yaml: policy, tools, upstreams, mcp, data, host, port, webhook, vault',
+      'callgate.yaml: policy, tools, upstreams, mcp, data, store, log_key, host, port, webhook, vault',
     )
     .addOption(
       new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)').env(
         'CALLGATE_DATA',
       ),
+    )
+    .addOption(
+      new Option(
+        '--store <url>',
+        'postgres:// URL: keep state in PostgreSQL, shared by several replicas (default: SQLite in the data folder)',
+      ).env('CALLGATE_STORE'),
+    )
+    .option(
+      '--log-key <file>',
+      'with --store: the log key file every replica reads (default: kept in the database)',
     )
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default 7420)', portNumber)

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { type ApiKeyRow, constantTimeEqual, randomBytes } from '@callgate/core';
 
 /** A browser session, kept only on the server; the cookie holds nothing but its random id. */
@@ -13,6 +13,21 @@ export interface Session {
   /** A one-time message for the next page (e.g. "approval … approved"). */
   flash?: { kind: 'ok' | 'error' | 'approved' | 'denied'; message: string };
 }
+
+/**
+ * Where signed-in sessions are kept besides this process (e.g. the database several replicas
+ * share), so that a reviewer stays signed in when the replica that signed them in is gone.
+ * Keyed by the session id's SHA-256 (hex); the id itself is never stored. Anonymous (sign-in
+ * form) sessions stay in process.
+ */
+export interface SessionBacking {
+  load(idHash: string): Promise<Omit<Session, 'id'> | undefined>;
+  save(idHash: string, session: Omit<Session, 'id'>): Promise<void>;
+  delete(idHash: string): Promise<void>;
+}
+
+/** The SHA-256 (hex) of a session id: what a {@link SessionBacking} keys sessions by. */
+export const sessionIdHash = (id: string): string => createHash('sha256').update(id).digest('hex');
 
 /** Options of {@link SessionStore}; durations in ms. */
 export interface SessionStoreOptions {
@@ -31,6 +46,8 @@ export interface SessionStoreOptions {
    * signed-in reviewer. Default 10,000.
    */
   maxAnonymousSessions?: number;
+  /** Keeps signed-in sessions beyond this process (see {@link SessionBacking}). Default: none. */
+  backing?: SessionBacking;
 }
 
 /** Name of the session cookie. */
@@ -52,8 +69,12 @@ export class SessionStore {
   readonly #absoluteMs: number;
   readonly #maxSessions: number;
   readonly #maxAnonymous: number;
+  readonly #backing: SessionBacking | undefined;
+  /** Writes to the backing not yet awaited (see {@link settle}). */
+  #writes: Promise<void>[] = [];
 
   constructor(options: SessionStoreOptions) {
+    this.#backing = options.backing;
     this.#clock = options.clock;
     this.#secret = options.secret ?? randomBytes(32);
     this.#idleMs = options.idleMs ?? 8 * 3600_000;
@@ -116,13 +137,41 @@ export class SessionStore {
   /** Ends `previous` (if any) and starts a signed-in session for `key`. */
   signIn(previous: Session | undefined, key: ApiKeyRow): Session {
     if (previous) this.destroy(previous.id);
-    return this.#mint({ name: key.name, role: key.role, key_hash: key.key_hash });
+    const session = this.#mint({ name: key.name, role: key.role, key_hash: key.key_hash });
+    if (this.#backing) {
+      const { id, flash: _flash, ...kept } = session;
+      this.#writes.push(this.#backing.save(sessionIdHash(id), kept));
+    }
+    return session;
   }
 
   /** Ends a session. */
   destroy(id: string): void {
     this.#sessions.delete(id);
     this.#anonymous.delete(id);
+    if (this.#backing) this.#writes.push(this.#backing.delete(sessionIdHash(id)));
+  }
+
+  /**
+   * Loads the signed-in session `id` from the backing when this process does not know it (it was
+   * signed in on another replica). Call before {@link get}; a no-op without a backing.
+   */
+  async restore(id: string | undefined): Promise<void> {
+    if (!id || !this.#backing || this.#sessions.has(id)) return;
+    const kept = await this.#backing.load(sessionIdHash(id));
+    if (!kept?.key || this.#sessions.has(id)) return;
+    this.#sessions.set(id, { ...kept, id });
+    if (this.#sessions.size > this.#maxSessions) {
+      const oldest = this.#sessions.keys().next().value;
+      if (oldest !== undefined) this.#sessions.delete(oldest);
+    }
+  }
+
+  /** Waits for the backing's writes made so far (sign-ins, sign-outs). @throws the backing's error. */
+  async settle(): Promise<void> {
+    const writes = this.#writes;
+    this.#writes = [];
+    await Promise.all(writes);
   }
 
   /** True when `token` is this session's CSRF token. */
