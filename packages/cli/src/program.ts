@@ -56,10 +56,11 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
 
   program
     .command('export')
-    .description('write a run as a bundle (callgate-bundle/1)')
+    .description('write a run as a bundle (callgate-bundle/2; callgate-bundle/1 with --proofs)')
     .requiredOption('--run <id>', 'the run to export')
     .option('--out <file>', 'write to this file instead of standard output')
     .option('--openings', 'include the vault openings of the run’s commitments')
+    .option('--proofs', 'one inclusion proof per record (callgate-bundle/1) instead of one batch proof')
     .addOption(dataOption())
     .option('--url <url>', 'export through this running server (GET /v1/runs/ID/bundle) instead')
     .addOption(new Option('--key <key>', 'an API key for --url').env('CALLGATE_API_KEY'))
@@ -70,6 +71,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
           run: options.run,
           out: options.out,
           openings: options.openings,
+          proofs: options.proofs,
           url: options.url,
           key: options.key,
           print,

@@ -1,7 +1,7 @@
 import {
+  type AnyBundle,
   type Approval,
   type ApprovalStatus,
-  type Bundle,
   CallgateError,
   errorBodySchema,
   type Outcome,
@@ -20,6 +20,7 @@ import type {
   Health,
   MessageRequest,
   OutcomeRequest,
+  OutcomeResult,
   Run,
   RunStartRequest,
   VerifyReport,
@@ -151,27 +152,48 @@ export class CallgateClient {
     return this.#request('GET', `/runs/${encodeURIComponent(runId)}`);
   }
 
-  /** `POST /v1/runs/{id}/end`: ends a run (open calls are closed in the ledger). */
-  endRun(runId: string, status?: 'completed' | 'failed' | 'cancelled'): Promise<Run> {
+  /**
+   * `POST /v1/runs/{id}/end`: ends a run (open calls are closed in the ledger). `outcomes` not
+   * sent yet are recorded first, in order; the run's `outcomes` then say what became of each.
+   */
+  endRun(
+    runId: string,
+    status?: 'completed' | 'failed' | 'cancelled',
+    options: { outcomes?: readonly OutcomeRequest[] } = {},
+  ): Promise<Run & { outcomes?: OutcomeResult[] }> {
     return this.#request('POST', `/runs/${encodeURIComponent(runId)}/end`, {
-      body: status ? { status } : {},
+      body: {
+        ...(status ? { status } : {}),
+        ...(options.outcomes?.length ? { outcomes: options.outcomes } : {}),
+      },
     });
   }
 
   /**
    * `POST /v1/runs/{id}/decisions`: decides every call of one step before any runs. Allowed
    * calls come with a one-use grant; `tools` registers specs the server does not know yet.
+   * `consume` spends each allowed call's grant with its decision (for calls run right after, in
+   * this process: their verdicts say `grant_consumed`); `outcomes` (the previous step's, not
+   * sent yet) are recorded in order before the calls are decided, and the result's `outcomes`
+   * say what became of each. One request per step.
    */
   decide(
     runId: string,
     calls: readonly CallRequest[],
-    options: { message?: MessageRequest; tools?: readonly ToolSpec[] } = {},
+    options: {
+      message?: MessageRequest;
+      tools?: readonly ToolSpec[];
+      consume?: boolean;
+      outcomes?: readonly OutcomeRequest[];
+    } = {},
   ): Promise<DecideResult> {
     return this.#request('POST', `/runs/${encodeURIComponent(runId)}/decisions`, {
       body: {
         calls,
         ...(options.message ? { message: options.message } : {}),
         ...(options.tools ? { tools: options.tools } : {}),
+        ...(options.consume ? { consume: true } : {}),
+        ...(options.outcomes?.length ? { outcomes: options.outcomes } : {}),
       },
     });
   }
@@ -188,6 +210,19 @@ export class CallgateClient {
         body: report,
       })
     ).outcome;
+  }
+
+  /** `POST /v1/runs/{id}/outcomes` with `{ outcomes }`: records several, in order; what became of each. */
+  async recordOutcomes(runId: string, reports: readonly OutcomeRequest[]): Promise<OutcomeResult[]> {
+    return (
+      await this.#request<{ outcomes: OutcomeResult[] }>(
+        'POST',
+        `/runs/${encodeURIComponent(runId)}/outcomes`,
+        {
+          body: { outcomes: reports },
+        },
+      )
+    ).outcomes;
   }
 
   /** `GET /v1/approvals`: approvals oldest first, by status and run. */
@@ -285,10 +320,17 @@ export class CallgateClient {
     return (await this.#request<{ tools: ToolSpec[] }>('GET', '/tools')).tools;
   }
 
-  /** `GET /v1/runs/{id}/bundle`: the run as a bundle (`callgate-bundle/1`). */
-  exportRun(runId: string, options: { openings?: boolean } = {}): Promise<Bundle> {
+  /**
+   * `GET /v1/runs/{id}/bundle`: the run as a bundle: `callgate-bundle/2` (one batch inclusion
+   * proof), or with `proofs` `callgate-bundle/1` (one inclusion proof per record).
+   */
+  exportRun(runId: string, options: { openings?: boolean; proofs?: boolean } = {}): Promise<AnyBundle> {
+    const query = {
+      ...(options.openings !== undefined ? { openings: options.openings } : {}),
+      ...(options.proofs !== undefined ? { proofs: options.proofs } : {}),
+    };
     return this.#request('GET', `/runs/${encodeURIComponent(runId)}/bundle`, {
-      ...(options.openings !== undefined ? { query: { openings: options.openings } } : {}),
+      ...(Object.keys(query).length > 0 ? { query } : {}),
     });
   }
 

@@ -2,9 +2,11 @@
 // index.test.ts; add names deliberately.
 
 export type {
+  AnyBundle,
   Approval,
   ApprovalStatus,
   Bundle,
+  BundleV2,
   ErrorKind,
   Grant,
   Outcome,
@@ -27,6 +29,7 @@ export type {
   Health,
   MessageRequest,
   OutcomeRequest,
+  OutcomeResult,
   Run,
   RunStartRequest,
   Verdict,

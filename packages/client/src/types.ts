@@ -42,6 +42,8 @@ export interface CallRequest {
   id?: string | null;
   tool: string;
   arguments: unknown;
+  /** Consume this call's grant with its decision when allowed (overrides the request's `consume`). */
+  consume?: boolean;
 }
 
 /** A model message: its content is committed in the ledger, never stored there. */
@@ -65,14 +67,24 @@ export interface Verdict {
   decision?: Decision;
   approval?: Approval;
   grant?: Grant;
+  /** The grant was consumed with the decision (`consume`): it is already spent. */
+  grant_consumed?: boolean;
   error?: ErrorBody['error'];
   provenance?: { untrusted: boolean; sources: string[] };
 }
 
-/** A step's decisions. */
+/** What became of one outcome a request carried: the outcome recorded, or why it was not. */
+export interface OutcomeResult {
+  call_id: string;
+  outcome?: Outcome;
+  error?: ErrorBody['error'];
+}
+
+/** A step's decisions, and what became of the outcomes the request carried (in order). */
 export interface DecideResult {
   run_id: string;
   verdicts: Verdict[];
+  outcomes?: OutcomeResult[];
 }
 
 /** How a call ended, as reported by whoever ran it. */

@@ -7,6 +7,7 @@ describe('@callgate/protocol public API', () => {
       [
         "APPROVAL_STATUSES",
         "BUNDLE_FORMAT",
+        "BUNDLE_FORMAT_V2",
         "CallgateError",
         "EFFECTS",
         "ERROR_KINDS",
@@ -15,7 +16,9 @@ describe('@callgate/protocol public API', () => {
         "approvalResponseSchema",
         "approvalSchema",
         "approvalStatusSchema",
+        "batchInclusionSchema",
         "bundleSchema",
+        "bundleV2Schema",
         "consistencyProofSchema",
         "decisionSchema",
         "digestSchema",

@@ -30,7 +30,10 @@ export {
 } from './errors.js';
 export { protocolJsonSchemas } from './json-schemas.js';
 export type {
+  AnyBundle,
+  BatchInclusion,
   Bundle,
+  BundleV2,
   ConsistencyProof,
   InclusionProof,
   LedgerRecord,
@@ -41,7 +44,10 @@ export type {
 } from './ledger.js';
 export {
   BUNDLE_FORMAT,
+  BUNDLE_FORMAT_V2,
+  batchInclusionSchema,
   bundleSchema,
+  bundleV2Schema,
   consistencyProofSchema,
   digestSchema,
   inclusionProofSchema,

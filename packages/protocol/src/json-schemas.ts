@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { approvalResponseSchema, approvalSchema, grantSchema } from './approval.js';
 import { decisionSchema, outcomeSchema, toolCallSchema } from './call.js';
 import { errorBodySchema, errorKindSchema } from './errors.js';
-import { bundleSchema, ledgerRecordSchema } from './ledger.js';
+import { bundleSchema, bundleV2Schema, ledgerRecordSchema } from './ledger.js';
 import { toolSpecSchema } from './tool.js';
 
 const schemas = {
@@ -17,6 +17,7 @@ const schemas = {
   grant: grantSchema,
   'ledger-record': ledgerRecordSchema,
   bundle: bundleSchema,
+  'bundle-v2': bundleV2Schema,
 } as const;
 
 /**

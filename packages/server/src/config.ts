@@ -43,6 +43,12 @@ export const serverConfigSchema = z.strictObject({
   webhook: webhookSchema.optional(),
   /** Keep content (arguments, results, messages) beside the records. Default false. */
   vault: z.boolean().optional(),
+  /**
+   * SQLite durability of the embedded store: `NORMAL` (default; a power loss may undo the last
+   * commits, never corrupt) or `FULL` (every commit reaches the disk before it is answered).
+   * Bundles record the mode they were written under.
+   */
+  synchronous: z.enum(['NORMAL', 'FULL']).optional(),
   /** The MCP servers the gateway fronts; each entry is validated by `parseUpstreams`. */
   upstreams: z.unknown().optional(),
   /** Witnesses (c2sp.org/tlog-witness) every new checkpoint is submitted to; `quorum` of them must cosign. */
@@ -82,6 +88,8 @@ export interface ServerConfig {
   port?: number;
   webhook?: { url: string; secret: string };
   vault?: boolean;
+  /** SQLite durability (`synchronous:`); undefined when the file names none. */
+  synchronous?: 'NORMAL' | 'FULL';
   /**
    * The MCP servers the gateway fronts (empty when the file lists none). A stdio upstream's
    * `cwd` is resolved against the file's folder, which is also its default.
@@ -255,6 +263,7 @@ export async function readServerConfig(
   if (parsed.host) config.host = parsed.host;
   if (parsed.port !== undefined) config.port = parsed.port;
   if (parsed.vault !== undefined) config.vault = parsed.vault;
+  if (parsed.synchronous !== undefined) config.synchronous = parsed.synchronous;
   if (parsed.mcp?.default_profile) config.defaultProfile = parsed.mcp.default_profile;
   if (parsed.witnesses) config.witnesses = parsed.witnesses;
   if (parsed.webhook) {

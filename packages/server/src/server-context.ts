@@ -7,6 +7,9 @@ import type { Lifecycle } from './lifecycle.js';
 /** The meta key under which the server remembers which API key started a run. */
 const ownerKey = (runId: string) => `run-owner:${runId}`;
 
+/** Runs remembered by {@link ServerContext.runFor}, at most (the oldest is forgotten first). */
+const REMEMBERED_RUNS = 10_000;
+
 /**
  * What every route and page shares: the engine, the server's verifier key, its logger, clock
  * and lifecycle, the MCP gateway when there is one, and the run ownership rules.
@@ -19,6 +22,13 @@ export class ServerContext {
   readonly lifecycle: Lifecycle;
   /** The MCP gateway served at `/mcp`, when there is one. */
   readonly gateway: Gateway | undefined;
+  /**
+   * Runs and their owners as last read, by run id: a run's id, principal and owner never change,
+   * so the per-request lookup is a map read instead of two store reads (each of which would also
+   * commit the writes queued so far early). Its `status` may be stale: routes that act on a run
+   * go through the engine, which refuses an ended run itself.
+   */
+  readonly #runs = new Map<string, { run: RunRow; owner: string | undefined }>();
   /** What `/v1/health` and `/v1/ready` report: add a contributor to make a check count. */
   readonly health = new HealthChecks();
   /** What is wrong with the store, or undefined when it answers (see `AppOptions.storeHealth`). */
@@ -65,6 +75,7 @@ export class ServerContext {
   /** Remembers that `keyName` started `runId` (it then owns the run besides its principal). */
   async setOwner(runId: string, keyName: string): Promise<void> {
     await this.engine.store.setMeta(ownerKey(runId), keyName);
+    this.#runs.delete(runId);
   }
 
   /**
@@ -83,9 +94,24 @@ export class ServerContext {
    * @throws CallgateError `not-found` when there is no such run or the key may not see it.
    */
   async runFor(key: ApiKeyRow, runId: string): Promise<RunRow> {
-    const run = await this.engine.store.getRun(runId);
-    if (run && (key.role !== 'agent' || (await this.owns(key, run)))) return run;
+    let known = this.#runs.get(runId);
+    if (known === undefined) {
+      const run = await this.engine.store.getRun(runId);
+      if (!run) throw new CallgateError('not-found', `no run ${runId}`);
+      known = { run, owner: await this.engine.store.getMeta(ownerKey(runId)) };
+      if (run.status === 'running') {
+        if (this.#runs.size >= REMEMBERED_RUNS) this.#runs.delete(this.#runs.keys().next().value as string);
+        this.#runs.set(runId, known);
+      }
+    }
+    const { run, owner } = known;
+    if (key.role !== 'agent' || run.principal === key.name || owner === key.name) return run;
     throw new CallgateError('not-found', `no run ${runId}`);
+  }
+
+  /** Forgets a run's remembered row (after it ended, so its next read shows its final status). */
+  forgetRun(runId: string): void {
+    this.#runs.delete(runId);
   }
 
   /** True when `key` may receive the grant of an approval in `run` (never a reviewer's). */

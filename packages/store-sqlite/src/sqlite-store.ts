@@ -46,6 +46,9 @@ import {
 } from './statements.js';
 import { WriteQueue } from './write-queue.js';
 
+/** API keys remembered by `getApiKey` at most (all are forgotten when it is full). */
+const REMEMBERED_API_KEYS = 1_000;
+
 /**
  * The embedded default {@link Store}: one SQLite database file (better-sqlite3) in WAL mode.
  *
@@ -84,6 +87,9 @@ export class SqliteStore implements Store {
   readonly #checkpointTimer: NodeJS.Timeout;
   readonly #logger: Logger;
   #closed = false;
+  /** API keys as last read, by hash (undefined: no such key), valid while `data_version` is unchanged. */
+  readonly #apiKeys = new Map<string, ApiKeyRow | undefined>();
+  #apiKeysVersion: number | undefined;
 
   private constructor(
     database: Database.Database,
@@ -421,6 +427,7 @@ export class SqliteStore implements Store {
 
   /** Stores a new API key. @throws CallgateError `conflict` when a live key has its name or hash. */
   async putApiKey(key: ApiKeyRow): Promise<void> {
+    this.#apiKeys.clear();
     const row = apiKeyToRow(key);
     return this.#write(() => {
       conflictOnConstraint(`an API key named ${key.name} (or with this hash) exists`, () =>
@@ -428,10 +435,28 @@ export class SqliteStore implements Store {
       );
     });
   }
+  /**
+   * The key stored under `keyHash`. Answers from memory while no other connection has committed
+   * since the key was read (`PRAGMA data_version`, one cheap read): every request of a server
+   * looks its key up, and a read first commits the writes queued so far. A key revoked or
+   * created by another process (`callgate keys revoke`) is seen at once; this connection's own
+   * `putApiKey` and `revokeApiKey` forget what is remembered.
+   */
   async getApiKey(keyHash: string): Promise<ApiKeyRow | undefined> {
+    const version = this.#statements.dataVersion.get();
+    if (version !== this.#apiKeysVersion || this.#apiKeys.size >= REMEMBERED_API_KEYS) {
+      this.#apiKeys.clear();
+      this.#apiKeysVersion = version;
+    }
+    if (this.#apiKeys.has(keyHash)) {
+      const known = this.#apiKeys.get(keyHash);
+      return known && { ...known };
+    }
     this.#settle();
     const row = this.#statements.getApiKey.get(keyHash);
-    return row && rowToApiKey(row);
+    const key = row && rowToApiKey(row);
+    this.#apiKeys.set(keyHash, key && { ...key });
+    return key;
   }
   /** All keys, revoked ones included, oldest first. */
   async listApiKeys(): Promise<ApiKeyRow[]> {
@@ -439,6 +464,7 @@ export class SqliteStore implements Store {
     return this.#statements.listApiKeys.all().map(rowToApiKey);
   }
   async revokeApiKey(name: string, revokedAt: number): Promise<boolean> {
+    this.#apiKeys.clear();
     return this.#write(() => this.#statements.revokeApiKey.run(revokedAt, name).changes > 0);
   }
 

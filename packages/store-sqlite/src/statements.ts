@@ -46,6 +46,8 @@ export function prepareStatements(database: Database.Database) {
   const pluck = <P extends unknown[], R>(source: string): PreparedStatement<P, R> =>
     database.prepare<P, R>(source).pluck();
   return {
+    /** Changes when another connection commits (SQLite `PRAGMA data_version`). */
+    dataVersion: pluck<[], number>('PRAGMA data_version'),
     insertRun: prepare<[RunRecordRow]>(
       `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${placeholders(RUN_COLUMNS)})`,
     ),

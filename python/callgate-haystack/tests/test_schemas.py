@@ -46,7 +46,8 @@ def test_verdicts_grants_approvals_errors_and_bundles(live: Live, hook: Callgate
     except Unauthorized as error:
         validator("error-body").validate(error.to_body())
     client.end_run(run["run_id"])
-    validator("bundle").validate(live.admin().bundle(run["run_id"]))
+    validator("bundle-v2").validate(live.admin().bundle(run["run_id"]))
+    validator("bundle").validate(live.admin().bundle(run["run_id"], proofs=True))
 
 
 def test_the_hooks_records_validate_as_ledger_records(live: Live, hook: CallgateHook) -> None:

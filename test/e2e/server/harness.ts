@@ -103,6 +103,8 @@ export async function startCallgate(options: {
   maxLifetimeMs?: number;
   policy?: string;
   config?: string;
+  /** More `callgate serve` arguments, after `--config`. */
+  arguments?: string[];
   /** Extra environment variables of the server process. */
   env?: Record<string, string>;
 }): Promise<ServerProcess> {
@@ -131,6 +133,7 @@ export async function startCallgate(options: {
       'serve',
       '--config',
       join(dir, 'callgate.yaml'),
+      ...(options.arguments ?? []),
     ],
     { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } },
   );

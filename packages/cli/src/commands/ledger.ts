@@ -2,7 +2,8 @@ import { accessSync, constants } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CallgateClient, isCallgateError } from '@callgate/client';
-import { type Bundle, timelineOf } from '@callgate/core';
+import { timelineOf } from '@callgate/core';
+import type { AnyBundle } from '@callgate/protocol';
 import { openDataDir, openLedger } from '@callgate/store-sqlite';
 import { formatTimeline } from '../demo/timeline.js';
 import { count, table } from '../format.js';
@@ -31,6 +32,8 @@ export interface ExportOptions {
   run: string;
   out?: string;
   openings?: boolean;
+  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof (`callgate-bundle/2`). */
+  proofs?: boolean;
   /** A running server's base URL: export through `GET /v1/runs/{id}/bundle` instead of the data folder. */
   url?: string;
   /** The API key for `url` (any role may export the runs it may read). */
@@ -39,7 +42,7 @@ export interface ExportOptions {
   warn: (text: string) => void;
 }
 
-async function writeBundle(bundle: Bundle, options: ExportOptions): Promise<void> {
+async function writeBundle(bundle: AnyBundle, options: ExportOptions): Promise<void> {
   if (options.openings && (bundle.openings?.length ?? 0) === 0) {
     options.warn(
       'warning: no openings were found: the vault was off when this run was recorded (vault: true in callgate.yaml)',
@@ -62,7 +65,9 @@ export function exportThroughServer(run: string): string {
 }
 
 /**
- * `callgate export --run ID`: writes the run's bundle to a file or standard output. With `url`
+ * `callgate export --run ID`: writes the run's bundle to a file or standard output:
+ * `callgate-bundle/2` (one batch inclusion proof), or with `proofs` `callgate-bundle/1` (one
+ * RFC 9162 inclusion proof per record, for verifiers that read only version 1). With `url`
  * it asks that running server for it; otherwise it reads the data folder, which signs a fresh
  * checkpoint and so takes the folder's writer lock: while a server runs on the folder, the
  * message names the `--url` form.
@@ -72,7 +77,10 @@ export async function runExport(dataDir: string, options: ExportOptions): Promis
     const client = new CallgateClient({ url: options.url, ...(options.key ? { apiKey: options.key } : {}) });
     try {
       await writeBundle(
-        await client.exportRun(options.run, { openings: options.openings ?? false }),
+        await client.exportRun(options.run, {
+          openings: options.openings ?? false,
+          proofs: options.proofs ?? false,
+        }),
         options,
       );
       return 0;
@@ -100,7 +108,10 @@ export async function runExport(dataDir: string, options: ExportOptions): Promis
       return 1;
     }
     await writeBundle(
-      await opened.ledger.exportRun(options.run, { openings: options.openings ?? false }),
+      await opened.ledger.exportRun(options.run, {
+        openings: options.openings ?? false,
+        proofs: options.proofs ?? false,
+      }),
       options,
     );
     return 0;

@@ -35,6 +35,8 @@ export interface ServeEngineOptions {
   vault?: boolean;
   /** Start a new log beside a log key that has none (SQLite; see openEmbedded). */
   init?: boolean;
+  /** SQLite durability (PostgreSQL commits as its server is configured). Default NORMAL. */
+  synchronous?: 'NORMAL' | 'FULL';
 }
 
 /**
@@ -74,12 +76,13 @@ export async function openServeEngine(options: ServeEngineOptions): Promise<Serv
     dataDir: options.dataDir,
     ...common,
     ...(options.init ? { init: true } : {}),
+    ...(options.synchronous ? { synchronous: options.synchronous } : {}),
   });
   return {
     engine: embedded.engine,
     store: embedded.store,
     verifierKey: embedded.verifierKey,
-    where: options.dataDir,
+    where: `${options.dataDir} (SQLite, synchronous ${embedded.store.synchronous})`,
     keysHint: `--data ${options.dataDir}`,
     close: () => embedded.close(),
   };

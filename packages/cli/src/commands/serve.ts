@@ -27,6 +27,8 @@ export interface ServeOptions {
   policy?: string;
   /** Start a new log beside a log key that has none (a lost or emptied database is refused without it). */
   init?: boolean;
+  /** SQLite durability; default `synchronous:` in the config, else NORMAL. */
+  synchronous?: 'NORMAL' | 'FULL';
   print: (line: string) => void;
   /** Where log lines go (standard error). */
   log: (line: string) => void;
@@ -65,6 +67,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     logger,
     ...(options.init ? { init: true } : {}),
     ...(config.vault !== undefined ? { vault: config.vault } : {}),
+    synchronous: options.synchronous ?? config.synchronous ?? 'NORMAL',
   });
   const host = options.host ?? config.host ?? '127.0.0.1';
   const port = options.port ?? config.port ?? 7420;
@@ -193,7 +196,7 @@ export function registerServeCommand(
     )
     .option(
       '--config <file>',
-      'callgate.yaml: policy, tools, upstreams, mcp, data, store, log_key, host, port, webhook, vault',
+      'callgate.yaml: policy, tools, upstreams, mcp, data, store, log_key, host, port, webhook, vault, synchronous',
     )
     .addOption(
       new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)').env(
@@ -214,6 +217,12 @@ export function registerServeCommand(
     .option('--port <port>', 'port to listen on; 0 picks a free one (default 7420)', portNumber)
     .option('--policy <file>', 'policy file (YAML); default: deny everything')
     .option('--init', 'start a new log where a log key has no database (or an empty one) beside it')
+    .addOption(
+      new Option(
+        '--synchronous <mode>',
+        'SQLite durability: NORMAL, or FULL (every commit on disk before it is answered); default synchronous: in the config, else NORMAL',
+      ).choices(['NORMAL', 'FULL']),
+    )
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
       context.setExitCode(

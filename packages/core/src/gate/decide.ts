@@ -36,6 +36,8 @@ export interface CallVerdict {
   decision?: Decision;
   approval?: Approval;
   grant?: Grant;
+  /** True when the grant was consumed with the decision (the caller runs the call itself). */
+  grant_consumed?: boolean;
   error?: ErrorBody['error'];
   provenance?: ProvenanceResult;
 }
@@ -148,6 +150,12 @@ export async function decideCalls(
   options: {
     message?: ModelMessage;
     createApproval: (verdict: CallVerdict, decision: Decision) => Promise<Approval>;
+    /**
+     * Writes that belong with the decisions (e.g. grants issued for them), queued in the same
+     * turn as the decision records so a store that commits per turn commits them together:
+     * called with the verdicts once every decision is recorded, before the writes are awaited.
+     */
+    alsoWrite?: (verdicts: readonly CallVerdict[]) => Promise<unknown>;
   },
 ): Promise<CallVerdict[]> {
   const runId = state.run.run_id;
@@ -275,6 +283,8 @@ export async function decideCalls(
     }
     writes.push(context.store.putCall(row));
   }
+  const verdicts = prepared.map((item) => item.verdict);
+  if (options.alsoWrite) writes.push(options.alsoWrite(verdicts));
   await Promise.all(writes);
-  return prepared.map((item) => item.verdict);
+  return verdicts;
 }

@@ -1,7 +1,7 @@
 import type {
+  AnyBundle,
   Approval,
   ApprovalResponse,
-  Bundle,
   ErrorKind,
   Grant,
   Outcome,
@@ -19,7 +19,7 @@ import type { ApprovalChannel } from './approval-channel.js';
 import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
 import { commitValue, type GateContext } from './context.js';
 import { type CallVerdict, decideCalls, type ModelMessage } from './decide.js';
-import { consumeGrant, type GrantBinding, issueGrant } from './grants.js';
+import { consumeGrant, type GrantBinding, issueConsumedGrants, issueGrant } from './grants.js';
 import { type GuardrailOptions, Guardrails } from './guardrails.js';
 import { uuidv7 } from './ids.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -66,6 +66,12 @@ export interface DecideOptions {
   message?: ModelMessage;
   /** Issue a one-use grant for each allowed call (for callers that run the tool elsewhere). */
   issueGrants?: boolean;
+  /**
+   * Consume the grant of each allowed call with its decision (for callers that run the tool
+   * themselves, right after): `true` for every call, or one flag per call, in order. Implies
+   * `issueGrants` for those calls; their verdicts say `grant_consumed: true`.
+   */
+  consumeGrants?: boolean | readonly boolean[];
 }
 
 /**
@@ -160,22 +166,48 @@ export class Engine {
   ): Promise<CallVerdict[]> {
     const state = await this.#runs.get(runId);
     await this.#rememberPolicy(this.#policy);
+    const consume = options.consumeGrants;
+    const consumes = (index: number) => (Array.isArray(consume) ? consume[index] === true : consume === true);
+    const ttlMs = this.#policy.approval.ttlMs;
     const verdicts = await decideCalls(this.#context, state, calls, {
       ...(options.message ? { message: options.message } : {}),
       createApproval: (verdict, decision) => this.#approvals.create(runId, verdict, decision),
+      ...(options.issueGrants || consume
+        ? {
+            // Grants are issued (and consumed, when asked) in the decisions' own commit: one
+            // durable write per step.
+            alsoWrite: async (decided) => {
+              const now = this.#context.clock();
+              const allowed = (verdict: CallVerdict) =>
+                verdict.status === 'allowed' && verdict.arguments_digest;
+              const spent = decided.filter((verdict, index) => allowed(verdict) && consumes(index));
+              const kept = options.issueGrants
+                ? decided.filter((verdict, index) => allowed(verdict) && !consumes(index))
+                : [];
+              const [consumed, issued] = await Promise.all([
+                spent.length === 0
+                  ? []
+                  : issueConsumedGrants(
+                      this.store,
+                      spent.map((verdict) => bindingOf(runId, verdict)),
+                      ttlMs,
+                      now,
+                    ),
+                Promise.all(
+                  kept.map((verdict) => issueGrant(this.store, bindingOf(runId, verdict), ttlMs, now)),
+                ),
+              ]);
+              spent.forEach((verdict, index) => {
+                verdict.grant = consumed[index] as Grant;
+                verdict.grant_consumed = true;
+              });
+              kept.forEach((verdict, index) => {
+                verdict.grant = issued[index] as Grant;
+              });
+            },
+          }
+        : {}),
     });
-    if (options.issueGrants) {
-      const now = this.#context.clock();
-      for (const verdict of verdicts) {
-        if (verdict.status !== 'allowed' || !verdict.arguments_digest) continue;
-        verdict.grant = await issueGrant(
-          this.store,
-          bindingOf(runId, verdict),
-          this.#policy.approval.ttlMs,
-          now,
-        );
-      }
-    }
     return verdicts;
   }
 
@@ -328,8 +360,11 @@ export class Engine {
     return { ...state.run, status, ended_at: now };
   }
 
-  /** Exports a run as a bundle (`callgate-bundle/1`), with openings when `openings` is set. */
-  exportRun(runId: string, options: { openings?: boolean } = {}): Promise<Bundle> {
+  /**
+   * Exports a run as a bundle: `callgate-bundle/2` (one batch inclusion proof), or with `proofs`
+   * `callgate-bundle/1` (one inclusion proof per record); with openings when `openings` is set.
+   */
+  exportRun(runId: string, options: { openings?: boolean; proofs?: boolean } = {}): Promise<AnyBundle> {
     return this.ledger.exportRun(runId, options);
   }
 

@@ -16,6 +16,27 @@ export function grantTokenHash(token: string): string {
 }
 
 /**
+ * Mints a one-use grant bound to `binding`, valid for `ttlMs` milliseconds from `now`: the grant
+ * (its token, 256 random bits, base64url, is returned once) and the row the store keeps (only
+ * the token's hash). Nothing is stored.
+ */
+export function mintGrant(
+  binding: GrantBinding,
+  ttlMs: number,
+  now: number,
+): { grant: Grant; stored: StoredGrant } {
+  const token = `cgt_${randomBytes(32).toString('base64url')}`;
+  const grant: Grant = { v: 1, token, ...binding, expires_at: now + ttlMs };
+  const stored: StoredGrant = {
+    v: 1,
+    token_hash: grantTokenHash(token),
+    ...binding,
+    expires_at: grant.expires_at,
+  };
+  return { grant, stored };
+}
+
+/**
  * Issues a one-use grant bound to `binding`, valid for `ttlMs` milliseconds from `now`.
  * The token (256 random bits, base64url) is returned once; the store keeps only its hash.
  */
@@ -25,16 +46,42 @@ export async function issueGrant(
   ttlMs: number,
   now: number,
 ): Promise<Grant> {
-  const token = `cgt_${randomBytes(32).toString('base64url')}`;
-  const grant: Grant = { v: 1, token, ...binding, expires_at: now + ttlMs };
-  const stored: StoredGrant = {
-    v: 1,
-    token_hash: grantTokenHash(token),
-    ...binding,
-    expires_at: grant.expires_at,
-  };
+  const { grant, stored } = mintGrant(binding, ttlMs, now);
   await store.putGrant(stored);
   return grant;
+}
+
+/**
+ * Issues a grant for each binding and consumes it at once, for a caller that runs the calls
+ * itself right after the decision: both writes of every grant are queued in the same turn, so
+ * a store that commits per turn (SQLite) commits them in one transaction, and the grant exists
+ * only as spent (it can never be honoured for another call, e.g. by the gateway).
+ *
+ * @returns the grants, in order (their tokens are already spent).
+ * @throws CallgateError `grant-invalid` when the store did not consume a grant it just stored.
+ */
+export async function issueConsumedGrants(
+  store: Store,
+  bindings: readonly GrantBinding[],
+  ttlMs: number,
+  now: number,
+): Promise<Grant[]> {
+  const minted = bindings.map((binding) => mintGrant(binding, ttlMs, now));
+  const writes: Promise<unknown>[] = [];
+  const consumed: Promise<StoredGrant | undefined>[] = [];
+  for (const { stored } of minted) {
+    writes.push(store.putGrant(stored));
+    consumed.push(store.consumeGrant(stored.token_hash, now));
+  }
+  await Promise.all(writes);
+  const spent = await Promise.all(consumed);
+  spent.forEach((grant, index) => {
+    if (!grant)
+      throw new CallgateError('grant-invalid', 'the grant issued for the call could not be consumed', {
+        call_id: bindings[index]?.call_id ?? '',
+      });
+  });
+  return minted.map(({ grant }) => grant);
 }
 
 /**

@@ -1,9 +1,13 @@
-// Exporting one run as a `callgate-bundle/1`: its records, an RFC 9162 inclusion proof of each
-// under the latest checkpoint, the checkpoints and consistency proof between them, the policy
-// documents its decisions name and, on request, the openings of its commitments.
+// Exporting one run as a bundle: its records, one batch inclusion proof of them all under the
+// latest checkpoint (`callgate-bundle/2`; or, on request, an RFC 9162 inclusion proof of each,
+// `callgate-bundle/1`), the checkpoints and consistency proof between them, the policy documents
+// its decisions name and, on request, the openings of its commitments.
 import {
+  type AnyBundle,
   BUNDLE_FORMAT,
+  BUNDLE_FORMAT_V2,
   type Bundle,
+  type BundleV2,
   CallgateError,
   type ConsistencyProof,
   type InclusionProof,
@@ -13,6 +17,7 @@ import {
 import { canonicalJson, digestOf } from '../json/canonical.js';
 import type { CheckpointRow, Store } from '../store/store.js';
 import { encodeBase64 } from './base64.js';
+import { batchProofRanges } from './batch-proof.js';
 import { LEAF_CHUNK } from './frontier-store.js';
 import { inclusionRanges } from './merkle.js';
 import { consistencyProofFrom, encodedRanges, rootFrom, SubtreeCollector } from './proofs.js';
@@ -58,17 +63,29 @@ function isOurs(row: CheckpointRow, context: RunExportContext): boolean {
   );
 }
 
+/** Options of {@link exportRunBundle}. */
+export interface RunExportOptions {
+  /** Include the vault openings of the run's commitments. */
+  openings?: boolean;
+  /**
+   * One RFC 9162 inclusion proof per record (`callgate-bundle/1`) instead of one batch proof of
+   * them all (`callgate-bundle/2`, the default: half the size or less).
+   */
+  proofs?: boolean;
+}
+
 /**
- * Builds the bundle of run `runId` (records with seq below the latest checkpoint's size).
- * Reads every leaf hash up to that size once (O(n) hashing, O(proofs + log n) memory).
+ * Builds the bundle of run `runId` (records with seq below the latest checkpoint's size):
+ * `callgate-bundle/2`, or `callgate-bundle/1` with `proofs`. Reads every leaf hash up to that
+ * size once (O(n) hashing, O(proofs + log n) memory).
  * @throws CallgateError `not-found` when the run has no records; `ledger-invalid` when the store's
  *   leaf hashes contradict a checkpoint or a record.
  */
 export async function exportRunBundle(
   context: RunExportContext,
   runId: string,
-  options: { openings?: boolean } = {},
-): Promise<Bundle> {
+  options: RunExportOptions = {},
+): Promise<AnyBundle> {
   const { store } = context;
   const size = context.latest.size;
   // The stored note of the latest checkpoint may carry witness cosignatures added since it was signed.
@@ -84,10 +101,17 @@ export async function exportRunBundle(
   const checkpoints = earliest === undefined ? [latest] : [earliest, latest];
 
   const collector = new SubtreeCollector();
+  const batch = options.proofs
+    ? []
+    : batchProofRanges(
+        records.map((record) => record.seq),
+        size,
+      );
   for (const record of records) {
     collector.needRange([record.seq, record.seq + 1]);
-    collector.needInclusion(record.seq, size);
+    if (options.proofs) collector.needInclusion(record.seq, size);
   }
+  for (const range of batch) collector.needRange(range);
   for (const row of checkpoints) collector.needRoot(row.size);
   if (earliest !== undefined) collector.needConsistency(earliest.size, size);
   for (let from = 0; from < size; from += LEAF_CHUNK) {
@@ -116,11 +140,13 @@ export async function exportRunBundle(
   }
 
   const encoded = encodedRanges(source);
-  const proofs: InclusionProof[] = records.map((record) => ({
-    leaf_index: record.seq,
-    tree_size: size,
-    hashes: inclusionRanges(record.seq, size).map(([start, end]) => encoded(start, end)),
-  }));
+  const proofs: InclusionProof[] = options.proofs
+    ? records.map((record) => ({
+        leaf_index: record.seq,
+        tree_size: size,
+        hashes: inclusionRanges(record.seq, size).map(([start, end]) => encoded(start, end)),
+      }))
+    : [];
   const consistency: ConsistencyProof[] =
     earliest === undefined
       ? []
@@ -132,21 +158,43 @@ export async function exportRunBundle(
           },
         ];
 
-  const bundle: Bundle = {
-    format: BUNDLE_FORMAT,
+  const rotations = await store.getMeta(KEY_ROTATIONS_META_KEY);
+  const common = {
     origin: context.origin,
     public_key: context.signer.verifierKey,
     exported_at: context.exportedAt,
     synchronous: store.synchronous,
     records,
-    proofs,
     checkpoints: checkpoints.map((row) => row.note),
     consistency,
     policies: await policiesOf(store, records),
+    ...(options.openings ? { openings: await openingsOf(store, records) } : {}),
+    ...(rotations !== undefined ? { key_rotations: JSON.parse(rotations) as string[] } : {}),
   };
-  if (options.openings) bundle.openings = await openingsOf(store, records);
-  const rotations = await store.getMeta(KEY_ROTATIONS_META_KEY);
-  if (rotations !== undefined) bundle.key_rotations = JSON.parse(rotations) as string[];
+  if (options.proofs) {
+    // Fields in callgate-bundle/1's own order.
+    const { openings, key_rotations, ...rest } = common;
+    const bundle: Bundle = {
+      format: BUNDLE_FORMAT,
+      origin: rest.origin,
+      public_key: rest.public_key,
+      exported_at: rest.exported_at,
+      synchronous: rest.synchronous,
+      records,
+      proofs,
+      checkpoints: rest.checkpoints,
+      consistency,
+      policies: rest.policies,
+      ...(openings ? { openings } : {}),
+      ...(key_rotations ? { key_rotations } : {}),
+    };
+    return bundle;
+  }
+  const bundle: BundleV2 = {
+    format: BUNDLE_FORMAT_V2,
+    ...common,
+    inclusion: { tree_size: size, hashes: batch.map(([start, end]) => encoded(start, end)) },
+  };
   return bundle;
 }
 

@@ -2,7 +2,7 @@
 // sha256 digests) and leaves of one RFC 9162 Merkle tree, with C2SP checkpoints signed off the
 // hot path. Appends made in the same tick go to the store in one write (group commit).
 import {
-  type Bundle,
+  type AnyBundle,
   CallgateError,
   isCallgateError,
   type LedgerRecord,
@@ -11,7 +11,7 @@ import {
 } from '@callgate/protocol';
 import type { CheckpointRow, RunHead, Store, StoredRecord } from '../store/store.js';
 import { Checkpointer } from './checkpointer.js';
-import { exportRunBundle } from './export.js';
+import { exportRunBundle, type RunExportOptions } from './export.js';
 import { restoreFrontier } from './frontier-store.js';
 import { CompactRange } from './merkle.js';
 import { type AppendObserver, type ResolveAppend, tellObservers } from './observe.js';
@@ -415,7 +415,7 @@ export class Ledger {
   }
 
   /**
-   * Exports run `runId` as a `callgate-bundle/1`: flushes, signs a fresh checkpoint when the
+   * Exports run `runId` as a `callgate-bundle/2` (or `/1` with `proofs`): flushes, signs a fresh checkpoint when the
    * latest is stale, then gathers the run's records, one RFC 9162 inclusion proof per record
    * under that checkpoint, the earliest checkpoint covering the whole run and a consistency proof
    * from it, the policy documents (store meta `policy:<digest>`, see `putPolicyDocument`), and with
@@ -424,7 +424,7 @@ export class Ledger {
    * @throws CallgateError `not-found` when the run has no records; `ledger-invalid` when the store
    *   contradicts its checkpoints.
    */
-  async exportRun(runId: string, options: { openings?: boolean } = {}): Promise<Bundle> {
+  async exportRun(runId: string, options: RunExportOptions = {}): Promise<AnyBundle> {
     if (this.#shared) return this.#shared.exportRun(runId, options);
     await this.flush();
     const latest = await this.#checkpointer.sign();

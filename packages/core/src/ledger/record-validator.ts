@@ -8,7 +8,7 @@
 // nullable, optional, arrays, string records, unknown); any other construct makes it defer to
 // zod for that record type. It may be stricter than zod (it wants plain objects) but never
 // looser: callers treat `false` as "ask zod", never as a verdict.
-import { bundleSchema, ledgerRecordSchema } from '@callgate/protocol';
+import { bundleSchema, bundleV2Schema, ledgerRecordSchema } from '@callgate/protocol';
 
 type Check = (value: unknown) => boolean;
 
@@ -179,3 +179,6 @@ export const isLedgerRecord: (value: unknown) => boolean = compileSchemaCheck(le
 
 /** True when `value` certainly passes `bundleSchema` (records unchecked: they are `unknown`). */
 export const isBundleShape: (value: unknown) => boolean = compileSchemaCheck(bundleSchema);
+
+/** True when `value` certainly passes `bundleV2Schema` (records unchecked: they are `unknown`). */
+export const isBundleV2Shape: (value: unknown) => boolean = compileSchemaCheck(bundleV2Schema);

@@ -3,7 +3,7 @@
 // (its LogSequencer), and checkpoints are signed only by the engine holding the store's lease.
 // Appends made in the same tick still go to the store in one transaction (group commit).
 import {
-  type Bundle,
+  type AnyBundle,
   CallgateError,
   type LedgerRecord,
   ledgerRecordSchema,
@@ -11,7 +11,7 @@ import {
 } from '@callgate/protocol';
 import type { LogPosition, LogSequencer } from '../store/sequencer.js';
 import type { CheckpointRow, Store, StoredRecord } from '../store/store.js';
-import { exportRunBundle } from './export.js';
+import { exportRunBundle, type RunExportOptions } from './export.js';
 import { CompactRange } from './merkle.js';
 import { buildRecord, sealRecord } from './record.js';
 import { isLedgerRecord } from './record-validator.js';
@@ -267,7 +267,7 @@ export class SharedLog {
   }
 
   /** Exports a run under a checkpoint covering every record this engine appended (see Ledger.exportRun). */
-  async exportRun(runId: string, options: { openings?: boolean } = {}): Promise<Bundle> {
+  async exportRun(runId: string, options: RunExportOptions = {}): Promise<AnyBundle> {
     const latest = await this.checkpoint();
     if (latest === undefined) throw new CallgateError('not-found', `run ${runId} has no records in the log`);
     const opened = openCheckpoint(latest.note, this.#options.signer.verifierKey);

@@ -50,6 +50,10 @@ export const listRunsQuery = z.strictObject({
 
 export const endRunBody = z.strictObject({
   status: z.enum(['completed', 'failed', 'cancelled']).optional(),
+  /** Outcomes not sent yet (same shape as `POST /runs/:id/outcomes`), recorded in order before the run ends. */
+  get outcomes() {
+    return outcomesList.optional();
+  },
 });
 
 /** An outage a client saw under fail mode `open`: epoch ms bounds and how many calls ran undecided. */
@@ -75,6 +79,8 @@ export const callBody = z.strictObject({
   tool: z.string().max(256),
   /** An object, or a JSON string of one (as chat APIs deliver it). */
   arguments: z.unknown(),
+  /** Consume this call's grant with its decision when allowed (overrides the body's `consume`). */
+  consume: z.boolean().optional(),
 });
 
 export const decisionsBody = z.strictObject({
@@ -82,6 +88,19 @@ export const decisionsBody = z.strictObject({
   message: messageBody.optional(),
   /** Specs of tools the server does not know yet; a known name must come with the same spec. */
   tools: z.array(toolSpecSchema.strict()).max(256).optional(),
+  /**
+   * Consume each allowed call's grant in the decision's own transaction (the caller runs the
+   * tools itself, right after): the verdicts say `grant_consumed: true` and no consume request
+   * follows. A call's own `consume` overrides it.
+   */
+  consume: z.boolean().optional(),
+  /**
+   * The previous step's outcomes (same shape as `POST /runs/:id/outcomes`), recorded in order
+   * before the calls are decided; the answer lists what became of each.
+   */
+  get outcomes() {
+    return outcomesList.optional();
+  },
 });
 
 export const outcomeBody = z.strictObject({
@@ -95,6 +114,12 @@ export const outcomeBody = z.strictObject({
   duration_ms: z.number().min(0).optional(),
   grant_consumed: z.boolean().optional(),
 });
+
+/** Several outcomes of one run, recorded in order. */
+export const outcomesList = z.array(outcomeBody).max(1024);
+
+/** `POST /runs/:id/outcomes` takes one outcome, or `{ outcomes: [...] }` to record several in order. */
+export const outcomesBody = z.union([outcomeBody, z.strictObject({ outcomes: outcomesList })]);
 
 export const listApprovalsQuery = z.strictObject({
   status: approvalStatusSchema.optional(),
@@ -138,6 +163,8 @@ export const consumeGrantBody = z
 
 export const bundleQuery = z.strictObject({
   openings: flag.optional(),
+  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof (`callgate-bundle/2`). */
+  proofs: flag.optional(),
 });
 
 export const verifyQuery = z.strictObject({
@@ -195,8 +222,17 @@ export const verdictSchema = z.object({
   decision: decisionSchema.optional(),
   approval: approvalSchema.optional(),
   grant: grantSchema.optional(),
+  /** The grant was consumed with the decision (`consume`): it is already spent. */
+  grant_consumed: z.boolean().optional(),
   error: errorBodySchema.shape.error.optional(),
   provenance: z.object({ untrusted: z.boolean(), sources: z.array(z.string()) }).optional(),
+});
+
+/** What became of one outcome of a batch: the outcome recorded, or why it was not. */
+export const outcomeResultSchema = z.object({
+  call_id: z.string(),
+  outcome: outcomeSchema.optional(),
+  error: errorBodySchema.shape.error.optional(),
 });
 
 export const approvalStateSchema = z.object({

@@ -17,10 +17,20 @@ describe('bundles and verification', () => {
     await call('POST', `/v1/runs/${runId}/end`, { key: keys.agent });
     const bundle = await call('GET', `/v1/runs/${runId}/bundle?openings=true`, { key: keys.reviewer });
     expect(bundle.status).toBe(200);
-    expect(bundle.json.format).toBe('callgate-bundle/1');
+    expect(bundle.json.format).toBe('callgate-bundle/2');
+    expect(bundle.json.proofs).toBeUndefined();
     const report = await call('POST', '/v1/verify?strict=true', { key: keys.reviewer, body: bundle.json });
     expect(report.json).toMatchObject({ ok: true, failures: [] });
     expect(report.json.records).toBe(bundle.json.records.length);
+    // Per-record inclusion proofs on request: callgate-bundle/1, which verifies the same way.
+    const proven = await call('GET', `/v1/runs/${runId}/bundle?proofs`, { key: keys.reviewer });
+    expect(proven.json.format).toBe('callgate-bundle/1');
+    expect(proven.json.proofs).toHaveLength(proven.json.records.length);
+    const provenReport = await call('POST', '/v1/verify?strict=true', {
+      key: keys.reviewer,
+      body: proven.json,
+    });
+    expect(provenReport.json).toMatchObject({ ok: true, failures: [] });
     const tampered = structuredClone(bundle.json);
     const decision = tampered.records.find((record: { type: string }) => record.type === 'call-decision');
     decision.effect = 'deny';

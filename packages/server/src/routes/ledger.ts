@@ -1,5 +1,5 @@
 import { digestOf, readArguments, verifyBundle } from '@callgate/core';
-import { bundleSchema, CallgateError, toolSpecSchema } from '@callgate/protocol';
+import { bundleSchema, bundleV2Schema, CallgateError, toolSpecSchema } from '@callgate/protocol';
 import { z } from 'zod';
 import {
   bundleQuery,
@@ -68,11 +68,14 @@ export function ledgerRoutes(server: ServerContext): Route[] {
       summary: 'Export a run as a bundle',
       roles: ['agent', 'reviewer', 'admin'],
       query: bundleQuery,
-      response: bundleSchema,
+      response: z.union([bundleV2Schema, bundleSchema]),
       errors: [404],
       async handler({ params, key, query }) {
         const run = await server.runFor(key, params.id ?? '');
-        return engine.exportRun(run.run_id, { openings: flagOn(query.openings) });
+        return engine.exportRun(run.run_id, {
+          openings: flagOn(query.openings),
+          proofs: flagOn(query.proofs),
+        });
       },
     }),
     defineRoute({

@@ -8,13 +8,15 @@ import {
   gapBody,
   listRunsQuery,
   messageBody,
-  outcomeBody,
+  outcomeResultSchema,
+  outcomesBody,
   runSchema,
   startRunBody,
   verdictSchema,
 } from '../http/schemas.js';
 import type { ServerContext } from '../server-context.js';
 import { defineRoute, type Route } from './define.js';
+import { recordOutcomes } from './outcome-batch.js';
 
 /**
  * `spec` as an agent key may register it: without the claims policy decisions rest on. Its
@@ -25,6 +27,18 @@ import { defineRoute, type Route } from './define.js';
 function asAgentSpec(spec: ToolSpec): ToolSpec {
   const { annotations: _, trust, ...rest } = spec;
   return trust === 'untrusted' ? { ...rest, trust } : rest;
+}
+
+/** The canonical text of each known spec, computed once (a known spec never changes). */
+const knownSpecTexts = new WeakMap<ToolSpec, string>();
+
+function knownSpecText(spec: ToolSpec): string {
+  let text = knownSpecTexts.get(spec);
+  if (text === undefined) {
+    text = canonicalJson(spec);
+    knownSpecTexts.set(spec, text);
+  }
+  return text;
 }
 
 /**
@@ -48,7 +62,7 @@ function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly To
     const spec = trusted ? sent : asAgentSpec(sent);
     const known = registry.get(spec.name);
     if (known) {
-      const knownText = canonicalJson(known.spec);
+      const knownText = knownSpecText(known.spec);
       if (knownText !== canonicalJson(sent) && knownText !== canonicalJson(spec)) {
         throw new CallgateError(
           'conflict',
@@ -124,7 +138,9 @@ export function runRoutes(server: ServerContext): Route[] {
       response: z.object({ run: runSchema, calls: z.array(callRowSchema) }),
       errors: [404],
       async handler({ params, key }) {
-        const run = await server.runFor(key, params.id ?? '');
+        const seen = await server.runFor(key, params.id ?? '');
+        // Read again: the run may have ended meanwhile (runFor may answer from memory).
+        const run = (await engine.store.getRun(seen.run_id)) ?? seen;
         const calls = (await engine.store.listCalls(run.run_id)).map(
           ({ idempotency_key: _, ...call }) => call,
         );
@@ -138,13 +154,16 @@ export function runRoutes(server: ServerContext): Route[] {
       summary: 'End a run',
       roles: ['agent', 'admin'],
       body: endRunBody,
-      response: runSchema,
+      response: runSchema.extend({ outcomes: z.array(outcomeResultSchema).optional() }),
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
         if (run.status !== 'running')
           throw new CallgateError('conflict', `run ${run.run_id} already ended (${run.status})`);
-        return engine.endRun(run.run_id, body.status ?? 'completed');
+        server.forgetRun(run.run_id);
+        if (!body.outcomes) return engine.endRun(run.run_id, body.status ?? 'completed');
+        const outcomes = await recordOutcomes(engine, run.run_id, body.outcomes, server.logger);
+        return { ...(await engine.endRun(run.run_id, body.status ?? 'completed')), outcomes };
       },
     }),
     defineRoute({
@@ -154,16 +173,29 @@ export function runRoutes(server: ServerContext): Route[] {
       summary: 'Decide a step’s tool calls',
       roles: ['agent', 'admin'],
       body: decisionsBody,
-      response: z.object({ run_id: z.string(), verdicts: z.array(verdictSchema) }),
+      response: z.object({
+        run_id: z.string(),
+        verdicts: z.array(verdictSchema),
+        outcomes: z.array(outcomeResultSchema).optional(),
+      }),
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
         if (body.tools) registerTools(server, key, body.tools);
-        const verdicts = await engine.decide(run.run_id, body.calls, {
-          ...(body.message ? { message: body.message } : {}),
-          issueGrants: true,
-        });
-        return { run_id: run.run_id, verdicts };
+        const outcomes = body.outcomes
+          ? await recordOutcomes(engine, run.run_id, body.outcomes, server.logger)
+          : undefined;
+        const consume = body.calls.map((call) => call.consume ?? body.consume ?? false);
+        const verdicts = await engine.decide(
+          run.run_id,
+          body.calls.map(({ consume: _, ...call }) => call),
+          {
+            ...(body.message ? { message: body.message } : {}),
+            issueGrants: true,
+            ...(consume.some(Boolean) ? { consumeGrants: consume } : {}),
+          },
+        );
+        return { run_id: run.run_id, verdicts, ...(outcomes ? { outcomes } : {}) };
       },
     }),
     defineRoute({
@@ -203,13 +235,18 @@ export function runRoutes(server: ServerContext): Route[] {
       method: 'post',
       path: '/runs/:id/outcomes',
       operationId: 'recordOutcome',
-      summary: 'Record a call’s outcome',
+      summary: 'Record a call’s outcome, or several in order (`{ outcomes: [...] }`)',
       roles: ['agent', 'admin'],
-      body: outcomeBody,
-      response: z.object({ outcome: z.string() }),
+      body: outcomesBody,
+      response: z.union([
+        z.object({ outcome: z.string() }),
+        z.object({ outcomes: z.array(outcomeResultSchema) }),
+      ]),
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
+        if ('outcomes' in body)
+          return { outcomes: await recordOutcomes(engine, run.run_id, body.outcomes, server.logger) };
         const outcome = await engine.recordOutcome(run.run_id, body);
         return { outcome };
       },

@@ -278,6 +278,10 @@ export async function buildBundleFixture(options: BundleFixtureOptions = {}): Pr
   }
   await ledger.checkpoint();
   for (let i = 0; i < 5; i++) await ledger.append(others[0] as string, otherBody(next(0), policyDigest));
-  const bundle = await ledger.exportRun(FIXTURE_RUN_ID, { openings: options.openings ?? true });
+  // callgate-bundle/1 (one proof per record): the format most tamper tests take apart.
+  const bundle = (await ledger.exportRun(FIXTURE_RUN_ID, {
+    openings: options.openings ?? true,
+    proofs: true,
+  })) as Bundle;
   return { bundle, signer, store, ledger, runId: FIXTURE_RUN_ID, policyDigest };
 }

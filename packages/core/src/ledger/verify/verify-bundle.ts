@@ -1,7 +1,18 @@
-// The offline verifier of `callgate-bundle/1`: pure, no store, no network. It runs every check
-// and reports each failure with the record and the check it is about.
-import { type Bundle, bundleSchema, type LedgerRecord } from '@callgate/protocol';
-import { isBundleShape } from '../record-validator.js';
+// The offline verifier of `callgate-bundle/1` and `/2`: pure, no store, no network. It runs every
+// check and reports each failure with the record and the check it is about. The two versions
+// differ only in how the records' inclusion is proven: one proof per record (1), or one batch
+// proof of them all (2).
+import {
+  type AnyBundle,
+  BUNDLE_FORMAT_V2,
+  type Bundle,
+  type BundleV2,
+  bundleSchema,
+  bundleV2Schema,
+  type LedgerRecord,
+} from '@callgate/protocol';
+import { rootFromBatchProof } from '../batch-proof.js';
+import { isBundleShape, isBundleV2Shape } from '../record-validator.js';
 import type { Checkpoint } from '../signed-note.js';
 import { checkCalls } from './calls.js';
 import { checkCheckpoints, checkConsistency, checkKey, checkTruncation } from './checkpoints.js';
@@ -65,7 +76,55 @@ function checkInclusion(
 }
 
 /**
- * Verifies a bundle (`callgate-bundle/1`) offline: its shape; each record's shape and RFC 8785
+ * `inclusion` of `callgate-bundle/2`: the records' leaves and the batch proof give the root of the
+ * last checkpoint (RFC 9162 MTH, recomputed). A mismatch fails every record, as none is then
+ * proven.
+ */
+function checkBatchInclusion(
+  bundle: BundleV2,
+  checked: CheckedRecords,
+  last: Checkpoint | undefined,
+  findings: Findings,
+): void {
+  const count = checked.records.length;
+  if (count === 0) return;
+  if (last === undefined) {
+    findings.fail(
+      'checkpoint-missing',
+      'no readable checkpoint: the inclusion of the records cannot be checked',
+    );
+    return;
+  }
+  if (bundle.inclusion.tree_size !== last.size) {
+    findings.fail(
+      'inclusion',
+      `the batch proof is for a tree of ${bundle.inclusion.tree_size}, not the last checkpoint's ${last.size}`,
+    );
+    return;
+  }
+  const indices: number[] = [];
+  const slots: number[] = [];
+  for (let index = 0; index < count; index++) {
+    const seq = checked.records[index]?.seq;
+    if (seq === undefined || checked.hashed[index] !== 1) {
+      findings.fail('inclusion', 'the record cannot be proven: it is malformed', checked.raw[index]);
+      continue;
+    }
+    indices.push(seq);
+    slots.push(index);
+  }
+  const root = rootFromBatchProof(indices, checked.leaves, last.size, bundle.inclusion.hashes, slots);
+  if (root !== undefined && Buffer.from(root).equals(last.root)) return;
+  for (const slot of slots)
+    findings.fail(
+      'inclusion',
+      `not included in the log under the checkpoint of size ${last.size}: the batch proof does not give its root`,
+      checked.raw[slot],
+    );
+}
+
+/**
+ * Verifies a bundle (`callgate-bundle/1` or `/2`) offline: its shape; each record's shape and RFC 8785
  * canonical form; log order; each run's sequence and hash chain; the RFC 9162 inclusion of every
  * record under the last checkpoint; each checkpoint's C2SP signature against the pinned key and
  * RFC 9162 consistency between consecutive checkpoints; truncation (`expectSize`,
@@ -77,15 +136,25 @@ function checkInclusion(
  */
 export function verifyBundle(input: unknown, options: VerifyOptions = {}): VerifyReport {
   const findings = new Findings();
-  // The compiled check reads the bundle in place; zod (which copies it) only explains a refusal.
-  const parsed = isBundleShape(input)
-    ? { success: true as const, data: input as Bundle }
-    : bundleSchema.safeParse(input);
+  // The format picks the version; the compiled check reads the bundle in place, and zod (which
+  // copies it) only explains a refusal.
+  const v2 = (input as { format?: unknown } | null)?.format === BUNDLE_FORMAT_V2;
+  const schema = v2 ? bundleV2Schema : bundleSchema;
+  const parsed: { success: true; data: AnyBundle } | ReturnType<typeof schema.safeParse> = (
+    v2
+      ? isBundleV2Shape(input)
+      : isBundleShape(input)
+  )
+    ? { success: true as const, data: input as AnyBundle }
+    : schema.safeParse(input);
   if (!parsed.success) {
     const issues = parsed.error.issues
       .slice(0, 5)
       .map((issue) => `${issue.path.map(String).join('.') || 'bundle'}: ${issue.message}`);
-    findings.fail('bundle-shape', `not a callgate-bundle/1: ${issues.join('; ')}`);
+    findings.fail(
+      'bundle-shape',
+      `not a ${v2 ? BUNDLE_FORMAT_V2 : 'callgate-bundle/1'}: ${issues.join('; ')}`,
+    );
     return {
       ok: false,
       failures: findings.failures,
@@ -94,30 +163,33 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
       checkpoints: 0,
     };
   }
-  const bundle = parsed.data;
-  const known = new Set(Object.keys(bundleSchema.shape));
+  const bundle = parsed.data as AnyBundle;
+  const known = new Set(Object.keys(schema.shape));
   const unknown = Object.keys(input as object).filter((key) => !known.has(key));
   if (unknown.length > 0) {
-    findings.warn(`the bundle has fields callgate-bundle/1 does not define, ignored: ${unknown.join(', ')}`);
+    findings.warn(`the bundle has fields ${bundle.format} does not define, ignored: ${unknown.join(', ')}`);
   }
 
-  const rotations = resolveRotations(bundle, options, findings);
-  const key = checkKey(bundle, rotations.options, findings);
-  const bodies = checkCheckpoints(bundle, key && (rotations.keyFor ?? key), findings);
-  checkConsistency(bundle, bodies, findings);
+  // The checks below read only the fields both versions share (never `proofs`).
+  const shared = bundle as Bundle;
+  const rotations = resolveRotations(shared, options, findings);
+  const key = checkKey(shared, rotations.options, findings);
+  const bodies = checkCheckpoints(shared, key && (rotations.keyFor ?? key), findings);
+  checkConsistency(shared, bodies, findings);
   checkTruncation(bodies, key, options, findings);
-  checkWitnesses(bundle, options, findings);
-  checkDanglingProofs(bundle, bodies, findings);
+  checkWitnesses(shared, options, findings);
+  checkDanglingProofs(shared, bodies, findings);
   if (bundle.records.length > 0 && bundle.checkpoints.length === 0)
     findings.fail('checkpoint-missing', 'the bundle has records but no checkpoint');
 
   const checked = checkRecords(bundle.records, findings);
-  checkInclusion(bundle, checked, bodies.at(-1), findings);
+  if (bundle.format === BUNDLE_FORMAT_V2) checkBatchInclusion(bundle, checked, bodies.at(-1), findings);
+  else checkInclusion(shared, checked, bodies.at(-1), findings);
 
   const records = checked.records.filter((record): record is LedgerRecord => record !== undefined);
   checkCalls(records, findings);
-  checkPolicies(bundle, records, findings);
-  checkOpenings(bundle, records, findings);
+  checkPolicies(shared, records, findings);
+  checkOpenings(shared, records, findings);
   for (const last of lastRecordOfRuns(checked).values()) {
     if (last.type === 'run-end') continue;
     const message = `run ${last.run_id} does not end with a run-end record: it may be cut short or still running`;

@@ -77,7 +77,15 @@ class CallgateServer:
     :param policy: The policy YAML text, written to ``policy.yaml`` and passed with ``--policy``.
     """
 
-    def __init__(self, data_dir: Path, port: int, *, config: str | None = None, policy: str | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int,
+        *,
+        config: str | None = None,
+        policy: str | None = None,
+        serve_arguments: list[str] | None = None,
+    ) -> None:
         self.root = repository_root()
         self.cli = ensure_built(self.root)
         self.data_dir = data_dir
@@ -85,15 +93,32 @@ class CallgateServer:
         self.url = f"http://127.0.0.1:{port}"
         self.config = config
         self.policy = policy
+        #: More ``callgate serve`` arguments, e.g. ``["--synchronous", "FULL"]``.
+        self.serve_arguments = list(serve_arguments or [])
         self.process: subprocess.Popen[str] | None = None
         self.log_path = data_dir / "server.log"
         self._owned_dir: tempfile.TemporaryDirectory[str] | None = None
 
     @classmethod
-    def start(cls, *, config: str | None = None, policy: str | None = None, port: int | None = None) -> CallgateServer:
-        """Starts a server in a new temporary data folder; stop it with :meth:`stop` (or ``with``)."""
+    def start(
+        cls,
+        *,
+        config: str | None = None,
+        policy: str | None = None,
+        port: int | None = None,
+        serve_arguments: list[str] | None = None,
+    ) -> CallgateServer:
+        """
+        Starts a server in a new temporary data folder; stop it with :meth:`stop` (or ``with``).
+
+        ``CALLGATE_NODE_FLAGS`` in the environment adds Node flags to the server's command line
+        (e.g. ``--cpu-prof --cpu-prof-dir=/tmp/profiles`` for a benchmark; Node refuses those in
+        ``NODE_OPTIONS``).
+        """
         owned = tempfile.TemporaryDirectory(prefix="callgate-test-")
-        server = cls(Path(owned.name), port or free_port(), config=config, policy=policy)
+        server = cls(
+            Path(owned.name), port or free_port(), config=config, policy=policy, serve_arguments=serve_arguments
+        )
         server._owned_dir = owned
         server.launch()
         return server
@@ -124,9 +149,11 @@ class CallgateServer:
             config_path = self.data_dir / "callgate.yaml"
             config_path.write_text(self.config, encoding="utf-8")
             arguments += ["--config", str(config_path)]
+        arguments += self.serve_arguments
+        node_flags = os.environ.get("CALLGATE_NODE_FLAGS", "").split()
         log = self.log_path.open("a", encoding="utf-8")
         self.process = subprocess.Popen(
-            ["node", str(self.cli), *arguments],
+            ["node", *node_flags, str(self.cli), *arguments],
             cwd=self.root,
             stdout=log,
             stderr=subprocess.STDOUT,

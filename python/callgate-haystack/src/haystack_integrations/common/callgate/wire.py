@@ -215,6 +215,8 @@ class Verdict:
     grant: Grant | None = None
     error: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: True when the grant was consumed with the decision (``consume``): it is already spent.
+    grant_consumed: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
@@ -235,6 +237,7 @@ class Verdict:
             grant=Grant.from_dict(grant) if isinstance(grant, dict) else None,
             error=data.get("error") if isinstance(data.get("error"), dict) else None,
             raw=data,
+            grant_consumed=data.get("grant_consumed") is True,
         )
 
     @property

@@ -2,6 +2,11 @@
 Deciding one step: one decisions request for all of the step's calls, then each verdict turned
 into the call's fate (run as decided, or refused with the error the model reads), waiting for
 people where the policy asks.
+
+The request is the step's only one on the allow path: it carries the previous step's outcomes
+(recorded by the server before it decides) and asks the server to consume the grant of each
+allowed call of a local tool with its decision (the hook runs those calls right after). A
+gateway tool's grant stays outstanding: the gateway consumes it when the call reaches it.
 """
 
 from __future__ import annotations
@@ -214,10 +219,31 @@ class StepDecider:
 
     @staticmethod
     def _request(
-        context: RunContext, message: ChatMessage | None, calls: list[ToolCall], specs: list[dict[str, Any]]
+        context: RunContext,
+        message: ChatMessage | None,
+        calls: list[ToolCall],
+        specs: list[dict[str, Any]],
+        tools: dict[str, Tool] | None = None,
+        outcomes: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         content = {"role": "assistant", "content": message_content(message)} if message is not None else None
-        return {"run_id": context.run_id or "", "calls": wire_calls(calls), "message": content, "tools": specs or None}
+        wired = wire_calls(calls)
+        if tools is not None:
+            for call, original in zip(wired, calls, strict=True):
+                tool = tools.get(original.tool_name)
+                if tool is not None and gateway_url_of(tool) is None:
+                    call["consume"] = True  # runs here, right after: spend its grant with the decision
+        return {
+            "run_id": context.run_id or "",
+            "calls": wired,
+            "message": content,
+            "tools": specs or None,
+            "outcomes": outcomes or None,
+        }
+
+    def _carried_failed(self, client: CallgateClient, context: RunContext, outcomes: list[dict[str, Any]]) -> None:
+        """A decisions request carrying outcomes was refused as a whole: record them one by one (then decide alone)."""
+        self._recorder.record_each(client, context, outcomes)
 
     def _forgotten(self, verdicts: list[Verdict], calls: list[ToolCall], tools: dict[str, Tool]) -> list[int]:
         """
@@ -259,23 +285,32 @@ class StepDecider:
         calls: list[ToolCall],
         tools: dict[str, Tool],
     ) -> list[Verdict]:
-        decide, record = client.decide, client.record_outcome
         specs = self._specs(calls, tools)
+        outcomes = self._recorder.take(context)
         while True:
             try:
-                verdicts: list[Verdict] = decide(**self._request(context, message, calls, specs))
+                answer = client.decide_step(**self._request(context, message, calls, specs, tools, outcomes))
                 break
-            except CallgateError as error:
-                if not self._spec_refused(error, specs):
+            except ServerUnreachable:
+                self._recorder.restore(context, outcomes)
+                raise
+            except (CallgateError, ValueError, TypeError) as error:
+                if isinstance(error, CallgateError) and self._spec_refused(error, specs):
+                    continue
+                if not outcomes:
                     raise
+                self._carried_failed(client, context, outcomes)
+                outcomes = []
+        self._recorder.acknowledge(context, outcomes, answer.outcomes)
+        verdicts: list[Verdict] = answer.verdicts
         self._accepted_specs.update(spec["name"] for spec in specs)
         forgotten = self._forgotten(verdicts, calls, tools)
         if forgotten:
             again, reports = self._again(verdicts, calls, forgotten)
-            for report in reports:
-                record(context.run_id or "", report)
             respecs = self._specs(again, tools, again=True)
-            for index, verdict in zip(forgotten, decide(**self._request(context, None, again, respecs)), strict=True):
+            redecided = client.decide_step(**self._request(context, None, again, respecs, tools, reports))
+            self._recorder.acknowledge(context, reports, redecided.outcomes)
+            for index, verdict in zip(forgotten, redecided.verdicts, strict=True):
                 verdicts[index] = verdict
             self._accepted_specs.update(spec["name"] for spec in respecs)
         return verdicts
@@ -289,22 +324,35 @@ class StepDecider:
         tools: dict[str, Tool],
     ) -> list[Verdict]:
         specs = self._specs(calls, tools)
+        outcomes = self._recorder.take(context)
         while True:
             try:
-                verdicts = await client.decide(**self._request(context, message, calls, specs))
+                answer = await client.decide_step(**self._request(context, message, calls, specs, tools, outcomes))
                 break
-            except CallgateError as error:
-                if not self._spec_refused(error, specs):
+            except ServerUnreachable:
+                self._recorder.restore(context, outcomes)
+                raise
+            except (CallgateError, ValueError, TypeError) as error:
+                if isinstance(error, CallgateError) and self._spec_refused(error, specs):
+                    continue
+                if not outcomes:
                     raise
+                # Rare: the batch was refused whole; record its outcomes one by one off the loop.
+                carried = outcomes
+                await asyncio.wrap_future(
+                    self._recorder.sender.submit(lambda: self._carried_failed(self._client(), context, carried))
+                )
+                outcomes = []
+        self._recorder.acknowledge(context, outcomes, answer.outcomes)
+        verdicts = answer.verdicts
         self._accepted_specs.update(spec["name"] for spec in specs)
         forgotten = self._forgotten(verdicts, calls, tools)
         if forgotten:
             again, reports = self._again(verdicts, calls, forgotten)
-            for report in reports:
-                await client.record_outcome(context.run_id or "", report)
             respecs = self._specs(again, tools, again=True)
-            redecided = await client.decide(**self._request(context, None, again, respecs))
-            for index, verdict in zip(forgotten, redecided, strict=True):
+            redecided = await client.decide_step(**self._request(context, None, again, respecs, tools, reports))
+            self._recorder.acknowledge(context, reports, redecided.outcomes)
+            for index, verdict in zip(forgotten, redecided.verdicts, strict=True):
                 verdicts[index] = verdict
             self._accepted_specs.update(spec["name"] for spec in respecs)
         return verdicts
@@ -315,7 +363,9 @@ class StepDecider:
     def _first_pass(verdict: Verdict, original: ToolCall, gateway: bool) -> Resolution | None:
         """The resolution of an allowed or refused verdict; None for a pending one."""
         if verdict.status == "allowed":
-            return _allowed(verdict, original, gateway, verdict.arguments, grant=verdict.grant)
+            return _allowed(
+                verdict, original, gateway, verdict.arguments, grant=verdict.grant, consumed=verdict.grant_consumed
+            )
         if verdict.status == "refused" or verdict.approval is None:
             return _refused(
                 verdict, original, verdict.error or {"kind": "policy-denied", "message": "the call was refused"}

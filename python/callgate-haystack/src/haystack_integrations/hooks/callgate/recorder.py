@@ -1,11 +1,16 @@
 """
-The records a hook sends off the agent's hot path: outcomes, outage (gap) records and run ends.
+The records a hook sends besides its decisions: outcomes, outage (gap) records and run ends.
 
-Everything goes through one :class:`~haystack_integrations.common.callgate.background.BackgroundSender`
-thread, in order. Before a run's next decision the hook waits for that run's queued records
-(:meth:`RunRecorder.wait`), so provenance and idempotency always see every earlier result.
-A record that cannot be sent because the server is unreachable is kept and sent again before
-the run's next decision or at its end.
+A step's outcomes are kept (:meth:`RunRecorder.outcome`) and travel with the run's next
+decisions request (:meth:`RunRecorder.take`, recorded by the server in order before it decides
+the new calls, so provenance and idempotency see every earlier result) or with the run's end:
+one request per step. Until then they are not acknowledged: a process that stops between steps
+loses only what the server never confirmed, and the run's end (``after_run``, ``close``, or the
+``State`` being dropped) or :meth:`RunRecorder.flush` sends what is left.
+
+Everything else goes through one :class:`~haystack_integrations.common.callgate.background.BackgroundSender`
+thread, in order. A record that cannot be sent because the server is unreachable is kept and
+sent again before the run's next decision or at its end.
 """
 
 from __future__ import annotations
@@ -52,12 +57,96 @@ class RunRecorder:
         self.sender = BackgroundSender()
 
     def flush(self, timeout: float | None) -> None:
-        """Waits until every record queued so far has been sent (or ``timeout`` seconds)."""
+        """
+        Sends the outcomes every open run still holds (one request per run), then waits until
+        every record queued so far has been sent (or ``timeout`` seconds).
+        """
+        self._send_held()
         self.sender.submit(lambda: None).result(timeout)
 
     async def flush_async(self) -> None:
         """Async twin of :meth:`flush`."""
+        self._send_held()
         await asyncio.wrap_future(self.sender.submit(lambda: None))
+
+    def _send_held(self) -> None:
+        for context in self._runs.open_runs():
+            if context.run_id is None or not context.unsent:
+                continue
+            client, run_id = self._client(), context.run_id
+            reports = self.take(context)
+
+            def send(reports: list[dict[str, Any]] = reports, run_id: str = run_id) -> None:
+                try:
+                    self.acknowledge(context, reports, client.record_outcomes(run_id, reports))
+                except ServerUnreachable:
+                    self.restore(context, reports)
+                except (CallgateError, ValueError, TypeError):
+                    self.record_each(client, context, reports)
+
+            context.pending.append(self.sender.submit(send))
+
+    # --- outcomes carried by the next request --------------------------------------------------
+
+    def take(self, context: RunContext) -> list[dict[str, Any]]:
+        """
+        Takes the outcomes ``context`` holds, in order, for a request to carry (each with its
+        call's ``grant_consumed`` as it is now). Give them back with :meth:`restore` when the
+        request did not reach the server.
+        """
+        with context.lock:
+            held, context.unsent = context.unsent, []
+        reports = []
+        for report, call in held:
+            if call is not None:
+                report["grant_consumed"] = call.grant_consumed
+            reports.append(report)
+        return reports
+
+    def restore(self, context: RunContext, reports: list[dict[str, Any]]) -> None:
+        """Puts back outcomes a request carried that never reached the server (they go first)."""
+        if not reports:
+            return
+        with context.lock:
+            context.unsent[:0] = [(report, None) for report in reports]
+
+    def acknowledge(self, context: RunContext, reports: list[dict[str, Any]], results: list[dict[str, Any]]) -> None:
+        """Reads what the server made of carried outcomes: an outcome already recorded is fine, others are logged."""
+        for report, result in zip(reports, results, strict=False):
+            error = result.get("error")
+            if not isinstance(error, dict) or error.get("kind") == "conflict":
+                continue  # recorded, or already recorded (e.g. by the gateway that ran the call)
+            self.logger.warning(
+                "callgate: outcome of call %s not recorded: %s", report.get("call_id"), error.get("message")
+            )
+
+    def record_each(self, client: CallgateClient, context: RunContext, reports: list[dict[str, Any]]) -> None:
+        """
+        Records outcomes one request each: the path for a batch the server refused as a whole
+        (e.g. a result it cannot take, which is then recorded without its result).
+        """
+        run_id = context.run_id
+        if run_id is None:
+            return
+        for report in reports:
+            try:
+                self._record_one(client, run_id, report)
+            except ServerUnreachable:
+                self.restore(context, [report])
+            except CallgateError as error:
+                self.logger.warning("callgate: outcome of call %s not recorded: %s", report["call_id"], error.message)
+
+    def _record_one(self, client: CallgateClient, run_id: str, report: dict[str, Any]) -> None:
+        try:
+            client.record_outcome(run_id, report)
+        except Conflict:
+            pass  # already recorded (e.g. by the gateway that ran the call)
+        except (RequestInvalid, ValueError, TypeError) as error:
+            if "result" not in report:
+                raise
+            message = error.message if isinstance(error, CallgateError) else str(error)
+            self.logger.warning("callgate: outcome of call %s recorded without its result: %s", report["call_id"], message)
+            client.record_outcome(run_id, {key: value for key, value in report.items() if key != "result"})
 
     def consume(self, context: RunContext, call: DecidedCall) -> None:
         """
@@ -88,37 +177,16 @@ class RunRecorder:
 
     def outcome(self, context: RunContext, report: dict[str, Any], call: DecidedCall | None = None) -> None:
         """
-        Queues an outcome report of ``context``'s run (dropped when the run never started).
+        Keeps an outcome report of ``context``'s run for its next decisions request or its end
+        (dropped when the run never started).
 
         :param call: The decided call the report is about: its ``grant_consumed`` is read when the
             report is sent (after any queued consumption of its grant).
         """
-        run_id = context.run_id
-        if run_id is None:
+        if context.run_id is None:
             return
-        client = self._client()
-
-        def send() -> None:
-            if call is not None:
-                report["grant_consumed"] = call.grant_consumed
-            try:
-                client.record_outcome(run_id, report)
-            except Conflict:
-                pass  # already recorded (e.g. by the gateway that ran the call)
-            except RequestInvalid as error:
-                if "result" not in report:
-                    raise
-                self.logger.warning(
-                    "callgate: outcome of call %s recorded without its result: %s", report["call_id"], error.message
-                )
-                client.record_outcome(run_id, {key: value for key, value in report.items() if key != "result"})
-            except ServerUnreachable:
-                with context.lock:
-                    context.retry.append(send)
-            except CallgateError as error:
-                self.logger.warning("callgate: outcome of call %s not recorded: %s", report["call_id"], error.message)
-
-        context.pending.append(self.sender.submit(send))
+        with context.lock:
+            context.unsent.append((report, call))
 
     def _requeue(self, context: RunContext) -> list[Any]:
         with context.lock:
@@ -213,7 +281,16 @@ class RunRecorder:
                     self._write_gap(client, context)
                 if content is not None:
                     client.record_message(run_id, "assistant", content)
-                client.end_run(run_id, end_status)
+                reports = self.take(context)
+                try:
+                    answer = client.end_run(run_id, end_status, outcomes=reports)
+                    results = answer.get("outcomes") if isinstance(answer, dict) else None
+                    self.acknowledge(context, reports, results if isinstance(results, list) else [])
+                except (RequestInvalid, ValueError, TypeError):
+                    if not reports:
+                        raise
+                    self.record_each(client, context, reports)
+                    client.end_run(run_id, end_status)
             except Conflict:
                 pass  # ended already
             except CallgateError as error:

@@ -72,6 +72,10 @@ class RunContext:
     pending: list[Future[Any]] = field(default_factory=list)
     #: Records that could not be sent because the server was unreachable; sent again later.
     retry: list[Callable[[], Any]] = field(default_factory=list)
+    #: Outcomes not sent yet, in order, with the decided call each is about (its
+    #: ``grant_consumed`` is read when the outcome is sent): the run's next decisions request or
+    #: its end carries them. Not acknowledged by the server until then.
+    unsent: list[tuple[dict[str, Any], DecidedCall | None]] = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
     #: The agent run's ``hook_context`` (a dict the caller may hold), told the run id once started.
     hook_context: dict[str, Any] | None = field(default=None, repr=False)
