@@ -12,7 +12,14 @@ import {
   replayPolicy,
   type ToolSpec,
 } from '@callgate/core';
-import { bundleSchema, ledgerRecordSchema, type Opening, toolSpecSchema } from '@callgate/protocol';
+import {
+  BUNDLE_FORMAT_V2,
+  bundleSchema,
+  bundleV2Schema,
+  ledgerRecordSchema,
+  type Opening,
+  toolSpecSchema,
+} from '@callgate/protocol';
 import { readServerConfig } from '@callgate/server';
 import { openDataDir } from '@callgate/store-sqlite';
 import { parse as parseYaml } from 'yaml';
@@ -73,9 +80,11 @@ export function formatReplay(report: ReplayReport): string[] {
   return [line(header), ...rows.map(line), '', `${report.calls.length} calls: ${counts}`];
 }
 
-/** Reads the records and openings of a bundle file (validated against the bundle schema). */
+/** Reads the records and openings of a bundle file (validated against its version's schema, 1 or 2). */
 async function fromBundle(file: string) {
-  const bundle = bundleSchema.parse(JSON.parse(await readFile(file, 'utf8')));
+  const parsed: unknown = JSON.parse(await readFile(file, 'utf8'));
+  const v2 = (parsed as { format?: unknown } | null)?.format === BUNDLE_FORMAT_V2;
+  const bundle = (v2 ? bundleV2Schema : bundleSchema).parse(parsed);
   const records = bundle.records.map((record) => ledgerRecordSchema.parse(record));
   return { records, openings: bundle.openings ?? [] };
 }

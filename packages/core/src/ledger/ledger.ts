@@ -377,9 +377,10 @@ export class Ledger {
   }
 
   /**
-   * Exports run `runId` as a `callgate-bundle/1`: flushes, signs a fresh checkpoint when the
-   * latest is stale, then gathers the run's records, one RFC 9162 inclusion proof per record
-   * under that checkpoint, the earliest checkpoint covering the whole run and a consistency proof
+   * Exports run `runId` as a `callgate-bundle/2` (with `proofs: true`, a `callgate-bundle/1`):
+   * flushes, signs a fresh checkpoint when the latest is stale, then gathers the run's records,
+   * one batch inclusion proof of them all (with `proofs`, one RFC 9162 inclusion proof per
+   * record) under that checkpoint, the earliest checkpoint covering the whole run and a consistency proof
    * from it, the policy documents (store meta `policy:<digest>`, see `putPolicyDocument`), and with
    * `openings: true` the openings of the run's commitments. Records appended after the checkpoint
    * are not included. Cost: one pass over the log's leaf hashes.
