@@ -3,6 +3,12 @@
 # Used as is by CI (.ci/run) and by the README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# A throwaway PostgreSQL (installed when missing) for the store-postgres and replica tests: the
+# whole run goes through scripts/with-postgres.sh, which sets CALLGATE_TEST_PG_URL and stops it.
+if [ -z "${CALLGATE_TEST_PG_URL:-}" ]; then
+  exec bash scripts/with-postgres.sh bash scripts/test.sh "$@"
+fi
 bash scripts/setup.sh
 mkdir -p test-artifacts
 node22=tools/node22/node_modules/node/bin/node

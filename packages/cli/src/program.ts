@@ -9,6 +9,7 @@ import { registerMcpCommand } from './commands/mcp.js';
 import { registerPolicyCommands } from './commands/policy.js';
 import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
+import { registerWitnessCommands } from './commands/witness.js';
 
 const EXIT_CODES = `
 Exit codes:
@@ -88,6 +89,16 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .option('--public-key <key>', 'the log’s verifier key to pin (C2SP note key: name+id+key)')
     .option('--strict', 'also require every run to end with run-end')
     .option('--expect-size <n>', 'require a checkpoint covering at least this many records', wholeNumber(0))
+    .option(
+      '--witness <key>',
+      'a witness vkey (name+id+key, C2SP tlog-cosignature); repeatable: the newest checkpoint must be cosigned',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      '--quorum <n>',
+      'how many of the --witness keys must have cosigned (default: all)',
+      wholeNumber(1),
+    )
     .option('--json', 'print the report as JSON')
     .addHelpText('after', EXIT_CODES)
     .action(async (file, options) => setExitCode(await runVerify(file, { ...options, out: print })));
@@ -117,6 +128,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
   registerApprovalsCommands(program, commandContext);
   registerLogKeyCommands(program, { ...commandContext, dataOption });
   registerPolicyCommands(program, commandContext);
+  registerWitnessCommands(program, commandContext);
 
   for (const group of program.commands) {
     if (['keys', 'approvals', 'log-key'].includes(group.name())) group.addHelpText('after', EXIT_CODES);

@@ -26,6 +26,7 @@ export {
   sha256,
   sha256Digest,
 } from './crypto.js';
+export type { ApprovalChannel, ApprovalEvent, ApprovalHandout } from './gate/approval-channel.js';
 export type { ApprovalState } from './gate/approvals.js';
 export type { CallVerdict, ModelMessage } from './gate/decide.js';
 export type { DecideOptions, EngineOptions, RunStart } from './gate/engine.js';
@@ -57,10 +58,19 @@ export type { Commitment } from './json/canonical.js';
 export { canonicalJson, commit, commitCanonical, digestOf, opens } from './json/canonical.js';
 export type { JsonLimits } from './json/safe-json.js';
 export { checkJsonValue, DEFAULT_JSON_LIMITS, parseJsonStrict, readArguments } from './json/safe-json.js';
-export { policyMetaKey, putPolicyDocument } from './ledger/export.js';
+export { KEY_ROTATIONS_META_KEY, policyMetaKey, putPolicyDocument } from './ledger/export.js';
+export type { KeyPeriod, KeyRotation } from './ledger/key-rotation.js';
+export { followKeyRotations, openKeyRotation, signKeyRotation } from './ledger/key-rotation.js';
 export type { LedgerOptions } from './ledger/ledger.js';
 export { Ledger } from './ledger/ledger.js';
-export { leafHash, merkleRoot, nodeHash, verifyConsistency, verifyInclusion } from './ledger/merkle.js';
+export {
+  CompactRange,
+  leafHash,
+  merkleRoot,
+  nodeHash,
+  verifyConsistency,
+  verifyInclusion,
+} from './ledger/merkle.js';
 export type { AppendObserver } from './ledger/observe.js';
 export { recordCommitments, sealRecord } from './ledger/record.js';
 export type { Checkpoint, LogSigner, Opened, VerifierKey } from './ledger/signed-note.js';
@@ -81,6 +91,23 @@ export { timelineOf } from './ledger/timeline.js';
 export type { VerifyCheck, VerifyFailure, VerifyOptions, VerifyReport } from './ledger/verify/report.js';
 export { VERIFY_CHECKS } from './ledger/verify/report.js';
 export { verifyBundle } from './ledger/verify/verify-bundle.js';
+export type { Cosignature, WitnessKey, WitnessSigner } from './ledger/witness/cosignature.js';
+export {
+  addCosignatures,
+  cosign,
+  noteCosignatures,
+  parseWitnessKey,
+  witnessSignerFromPrivateKey,
+} from './ledger/witness/cosignature.js';
+export type {
+  WitnessLogState,
+  WitnessOptions,
+  WitnessResponse,
+  WitnessStateStore,
+} from './ledger/witness/witness.js';
+export { addCheckpointBody, MemoryWitnessState, Witness } from './ledger/witness/witness.js';
+export type { WitnessEndpoint, WitnessGap, WitnessingOptions } from './ledger/witness/witnessing.js';
+export { Witnessing } from './ledger/witness/witnessing.js';
 export { formatDuration, parseDuration } from './policy/duration.js';
 export type {
   AnnotationHint,
@@ -99,6 +126,7 @@ export type {
 export { compilePolicy, loadPolicy, replayPolicy } from './policy/index.js';
 export { YamlLocator } from './policy/yaml-locator.js';
 export { MemoryStore } from './store/memory-store.js';
+export type { LogFrontier, LogPosition, LogSequencer, SequencedAppend } from './store/sequencer.js';
 export type {
   ApiKeyRow,
   ApprovalQuery,
@@ -109,5 +137,6 @@ export type {
   RunRow,
   Store,
   StoredRecord,
+  StoreStatus,
   Synchronous,
 } from './store/store.js';

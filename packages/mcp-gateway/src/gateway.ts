@@ -11,6 +11,7 @@ import { ToolCatalog } from './catalog.js';
 import type { UpstreamConfig } from './config.js';
 import { type GatewayContext, InFlightRequests, type SessionContext } from './context.js';
 import { type HttpOptions, HttpSessions, knownProfile } from './http.js';
+import { jsonRpcLineFilter } from './jsonrpc-errors.js';
 import { Subscriptions } from './routing.js';
 import { GatewaySession, levelRank } from './session.js';
 import { type Loose, Upstream, type UpstreamEvents, type UpstreamStatus } from './upstream.js';
@@ -247,7 +248,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       const stdin = streams.stdin ?? process.stdin;
       const session = new GatewaySession(context, sessionContext);
-      const transport = new StdioServerTransport(stdin, streams.stdout ?? process.stdout);
+      const stdout = streams.stdout ?? process.stdout;
+      // Lines that are not JSON-RPC messages get their JSON-RPC error here (the transport drops them).
+      const lines = stdin.pipe(jsonRpcLineFilter((line) => stdout.write(line)));
+      const transport = new StdioServerTransport(lines, stdout);
       let resolveClosed: () => void = () => {};
       const closed = new Promise<void>((resolve) => {
         resolveClosed = resolve;

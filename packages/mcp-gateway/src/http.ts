@@ -10,6 +10,7 @@ import {
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext, SessionContext } from './context.js';
+import { invalidRequest } from './jsonrpc-errors.js';
 import { GatewaySession } from './session.js';
 
 /** Options of the HTTP side of the gateway. */
@@ -24,8 +25,13 @@ export interface HttpOptions {
 
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
 
-function jsonError(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+function jsonError(
+  status: number,
+  code: number,
+  message: string,
+  id: string | number | null = null,
+): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), {
     status,
     headers: { 'Content-Type': 'application/json' },
   });
@@ -192,6 +198,8 @@ export class HttpSessions {
       if (request.method === 'POST') {
         const { body, error } = await this.#parse(request);
         if (error) return error;
+        const invalid = invalidRequest(body, true);
+        if (invalid) return jsonError(400, invalid.error.code, invalid.error.message, invalid.id);
         for (const message of (Array.isArray(body) ? body : [body]) as JSONRPCMessage[]) {
           // Only tool calls wait long enough (approvals) for a dropped connection to matter.
           if (isJSONRPCRequest(message) && message.method === 'tools/call')
@@ -222,6 +230,8 @@ export class HttpSessions {
     }
     const { body, error } = await this.#parse(request);
     if (error) return error;
+    const invalid = invalidRequest(body, true);
+    if (invalid) return jsonError(400, invalid.error.code, invalid.error.message, invalid.id);
     const messages = (Array.isArray(body) ? body : [body]) as unknown[];
     if (!messages.some((message) => isInitializeRequest(message))) {
       return jsonError(400, -32000, 'Bad Request: No valid session ID provided');

@@ -6,6 +6,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { LoggingLevel, RequestId, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext, SessionContext } from './context.js';
+import { answerInvalidParams } from './jsonrpc-errors.js';
 import { registerPassthrough } from './passthrough.js';
 import { registerTools } from './tools.js';
 import { GATEWAY_INFO } from './upstream.js';
@@ -101,9 +102,10 @@ export class GatewaySession {
     return elicitation.form !== undefined || elicitation.url === undefined;
   }
 
-  /** Connects the session's server to its transport. */
-  connect(transport: Transport): Promise<void> {
-    return this.server.connect(transport);
+  /** Connects the session's server to its transport; params that do not fit get -32602. */
+  async connect(transport: Transport): Promise<void> {
+    await this.server.connect(transport);
+    answerInvalidParams(transport);
   }
 
   /**

@@ -27,6 +27,9 @@ export const ERROR_KINDS = [
   'conflict',
   'ledger-invalid',
   'internal',
+  // The store cannot write (disk full, I/O error): the server keeps answering, writes resume by
+  // themselves once the store can write again.
+  'store-unavailable',
 ] as const;
 
 /** One error kind from {@link ERROR_KINDS}. */

@@ -214,6 +214,8 @@ export const bundleSchema = z.object({
   consistency: z.array(consistencyProofSchema),
   policies: z.array(z.object({ digest: digestSchema, policy: z.unknown() })),
   openings: z.array(openingSchema).optional(),
+  /** Log key rotations (callgate-key-rotation/v1 signed notes), oldest first; absent when the key never changed. */
+  key_rotations: z.array(z.string()).optional(),
 });
 export type Bundle = z.infer<typeof bundleSchema>;
 

@@ -3,6 +3,7 @@ import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError } from '@callgate/protocol';
 import type { Tracer } from '@opentelemetry/api';
 import { Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
 import { DEFAULT_MCP_PROFILE } from './config.js';
 import { addServerHealth } from './health.js';
 import { errorResponseOf, methodNotAllowedResponse } from './http/errors.js';
@@ -20,7 +21,7 @@ import { runRoutes } from './routes/runs.js';
 import { ServerContext } from './server-context.js';
 import { mountTracing } from './tracing.js';
 import { mountUi, uiErrorResponse } from './ui/routes.js';
-import { SessionStore } from './ui/session.js';
+import { SESSION_COOKIE, type SessionBacking, SessionStore } from './ui/session.js';
 import { attachApprovalPort, WebhookApprovalPort, type WebhookOptions } from './webhook.js';
 
 /** Options of {@link createApp}. */
@@ -56,6 +57,13 @@ export interface AppOptions {
   dataDir?: string;
   /** Reads the policy again (SIGHUP, `POST /v1/admin/policy` without a body policy). */
   policySource?: PolicySourceReader;
+  /**
+   * Checks the store (e.g. a shared database): returns what is wrong, in words, or undefined when
+   * it answers. `GET /v1/health` then answers 503 `gate-unavailable` with that message.
+   */
+  storeHealth?: () => Promise<string | undefined>;
+  /** Keeps signed-in UI sessions beyond this process (replicas share them). Default: none. */
+  sessionBacking?: SessionBacking;
 }
 
 interface AppInternals {
@@ -106,10 +114,12 @@ export function createApp(options: AppOptions): Hono {
     clock,
     lifecycle,
     ...(options.gateway ? { gateway: options.gateway } : {}),
+    ...(options.storeHealth ? { storeHealth: options.storeHealth } : {}),
   });
   const sessions = new SessionStore({
     clock,
     ...(options.sessionSecret ? { secret: options.sessionSecret } : {}),
+    ...(options.sessionBacking ? { backing: options.sessionBacking } : {}),
   });
   const app = new Hono();
   const stopTracing = options.tracing ? mountTracing(app, options.engine, options.tracing) : () => {};
@@ -143,6 +153,15 @@ export function createApp(options: AppOptions): Hono {
 
   app.get('/v1/openapi.json', (c) => c.json(document));
   mountRoutes(app, server, routes);
+  if (options.sessionBacking) {
+    // A session signed in on another replica is loaded first; sign-ins and sign-outs are kept
+    // before the answer leaves.
+    app.use('/ui/*', async (c, next) => {
+      await sessions.restore(getCookie(c, SESSION_COOKIE));
+      await next();
+      await sessions.settle();
+    });
+  }
   mountUi(app, server, sessions);
   if (options.gateway) mountMcp(app, server, options.gateway, options.defaultProfile ?? DEFAULT_MCP_PROFILE);
 

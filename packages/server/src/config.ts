@@ -26,6 +26,18 @@ export const serverConfigSchema = z.strictObject({
   /** Tool specs inline, or the path of a YAML/JSON file holding a list of them. */
   tools: z.union([z.array(toolSpecSchema.strict()), z.string().min(1)]).optional(),
   data: z.string().min(1).optional(),
+  /**
+   * Where the server keeps its state: a `postgres://` URL (several replicas share one database),
+   * or `{ url_env: NAME }` naming the environment variable that holds it. Default: SQLite in `data`.
+   */
+  store: z
+    .union([
+      z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL'),
+      z.strictObject({ url_env: z.string().min(1) }),
+    ])
+    .optional(),
+  /** The log key file every replica reads (with `store`); default: the key kept in the database. */
+  log_key: z.string().min(1).optional(),
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
   webhook: webhookSchema.optional(),
@@ -39,6 +51,15 @@ export const serverConfigSchema = z.strictObject({
   synchronous: z.enum(['NORMAL', 'FULL']).optional(),
   /** The MCP servers the gateway fronts; each entry is validated by `parseUpstreams`. */
   upstreams: z.unknown().optional(),
+  /** Witnesses (c2sp.org/tlog-witness) every new checkpoint is submitted to; `quorum` of them must cosign. */
+  witnesses: z
+    .strictObject({
+      quorum: z.number().int().min(1).optional(),
+      servers: z
+        .array(z.strictObject({ url: z.url({ protocol: /^https?$/ }), key: z.string().min(1) }))
+        .min(1),
+    })
+    .optional(),
   /** The MCP gateway's settings. */
   mcp: z
     .strictObject({
@@ -59,6 +80,10 @@ export interface ServerConfig {
   policySource?: string;
   tools: ToolSpec[];
   data?: string;
+  /** The `postgres://` URL of a shared store (`store:`), resolved from the environment when named there. */
+  store?: string;
+  /** `log_key:`, resolved against the file's folder. */
+  logKey?: string;
   host?: string;
   port?: number;
   webhook?: { url: string; secret: string };
@@ -74,6 +99,8 @@ export interface ServerConfig {
   defaultProfile?: string;
   /** What the file still says in a deprecated way (each names the key and what to write instead). */
   warnings?: string[];
+  /** `witnesses:`: where checkpoints go to be cosigned, and how many must cosign (default all). */
+  witnesses?: { quorum?: number; servers: Array<{ url: string; key: string }> };
 }
 
 /** The profile a gateway session gets when neither the URL nor a flag names one. */
@@ -216,11 +243,29 @@ export async function readServerConfig(
     config.tools = parsed.tools;
   }
   if (parsed.data) config.data = resolve(base, parsed.data);
+  if (typeof parsed.store === 'string') config.store = parsed.store;
+  else if (parsed.store) {
+    const url = env[parsed.store.url_env];
+    if (!url) {
+      const path = `${file}.store.url_env`;
+      throw new CallgateError(
+        'request-invalid',
+        ...located(
+          `${path}: the variable ${parsed.store.url_env} is not set`,
+          path,
+          source.positionOf(['store', 'url_env']),
+        ),
+      );
+    }
+    config.store = url;
+  }
+  if (parsed.log_key) config.logKey = resolve(base, parsed.log_key);
   if (parsed.host) config.host = parsed.host;
   if (parsed.port !== undefined) config.port = parsed.port;
   if (parsed.vault !== undefined) config.vault = parsed.vault;
   if (parsed.synchronous !== undefined) config.synchronous = parsed.synchronous;
   if (parsed.mcp?.default_profile) config.defaultProfile = parsed.mcp.default_profile;
+  if (parsed.witnesses) config.witnesses = parsed.witnesses;
   if (parsed.webhook) {
     const secret = parsed.webhook.secret ?? env[parsed.webhook.secret_env ?? ''];
     if (!secret) {

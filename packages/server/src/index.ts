@@ -19,6 +19,8 @@ export type { Telemetry } from './telemetry.js';
 export { startTelemetry } from './telemetry.js';
 export type { TracingOptions } from './tracing.js';
 export { traceLedger } from './tracing.js';
+export type { Session, SessionBacking } from './ui/session.js';
+export { sessionIdHash } from './ui/session.js';
 export { SERVER_VERSION } from './version.js';
 export type { WebhookOptions } from './webhook.js';
 export {
@@ -27,3 +29,5 @@ export {
   WebhookApprovalPort,
   webhookSignature,
 } from './webhook.js';
+export type { WebhookReceiverOptions } from './webhook-receiver.js';
+export { createWebhookReceiver, WebhookDeliveryRefused } from './webhook-receiver.js';

@@ -31,6 +31,8 @@ export class ServerContext {
   readonly #runs = new Map<string, { run: RunRow; owner: string | undefined }>();
   /** What `/v1/health` and `/v1/ready` report: add a contributor to make a check count. */
   readonly health = new HealthChecks();
+  /** What is wrong with the store, or undefined when it answers (see `AppOptions.storeHealth`). */
+  readonly storeHealth: (() => Promise<string | undefined>) | undefined;
 
   constructor(options: {
     engine: Engine;
@@ -39,6 +41,7 @@ export class ServerContext {
     clock: () => number;
     lifecycle: Lifecycle;
     gateway?: Gateway;
+    storeHealth?: () => Promise<string | undefined>;
   }) {
     this.engine = options.engine;
     this.publicKey = options.publicKey;
@@ -46,6 +49,7 @@ export class ServerContext {
     this.clock = options.clock;
     this.lifecycle = options.lifecycle;
     this.gateway = options.gateway;
+    this.storeHealth = options.storeHealth;
   }
 
   /**

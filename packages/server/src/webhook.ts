@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type ApprovalPort, type Engine, type Logger, silentLogger } from '@callgate/core';
 import type { Approval, ApprovalResponse } from '@callgate/protocol';
+import { standardWebhookHeaders } from './webhook-receiver.js';
 
 /** Where approvals are posted and the secret their signatures are made with. */
 export interface WebhookOptions {
@@ -44,7 +45,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 /**
  * An approval port that POSTs each new approval, as JSON, to a URL. The request carries
  * `X-Callgate-Signature: sha256=<hex HMAC-SHA256 of the raw body>`, `X-Callgate-Event:
- * approval-request` and `X-Callgate-Delivery: <approval id>`. The receiver answers through the
+ * approval-request` and `X-Callgate-Delivery: <approval id>`, and the Standard Webhooks headers
+ * (`webhook-id` = the approval id, `webhook-timestamp`, `webhook-signature`; see
+ * {@link createWebhookReceiver}, which refuses stale and replayed deliveries). The receiver answers through the
  * API (`POST /v1/approvals/{id}/approve` or `/deny`), so `request` always resolves `undefined`.
  * A failed delivery (network error, a non-2xx answer, 10 s without one) is retried after 1, 5
  * and 15 s unless the approval was resolved meanwhile; then it is logged and given up.
@@ -76,7 +79,8 @@ export class WebhookApprovalPort implements ApprovalPort {
       try {
         const response = await this.#fetch(this.#options.url, {
           method: 'POST',
-          headers,
+          // Each attempt is signed at its own time (Standard Webhooks), under the approval's id.
+          headers: { ...headers, ...standardWebhookHeaders(this.#options.secret, approval.id, body) },
           body,
           signal: AbortSignal.timeout(10_000),
         });

@@ -32,6 +32,8 @@ export interface EmbeddedOptions {
   synchronous?: 'NORMAL' | 'FULL';
   vault?: boolean;
   logger?: Logger;
+  /** Start a new log beside a log key that has none (see {@link openDataDir}). */
+  init?: boolean;
 }
 
 /** A data folder's store and ledger, with its writer lock. `close()` closes all three. */
@@ -50,14 +52,19 @@ export interface EmbeddedLedger {
  * origin (`callgate.local/log/<12 hex>`, made on first open and kept in the store). Takes the
  * folder's writer lock first: one process writes a log at a time.
  *
- * @throws CallgateError `conflict` when another live process holds the data folder.
+ * @throws CallgateError `conflict` when another live process holds the data folder;
+ *   `ledger-invalid` for a damaged database or a log key that does not belong to its log.
  */
 export async function openLedger(
   dataDir: string,
   synchronous?: 'NORMAL' | 'FULL',
   purpose = `callgate (${process.argv.slice(2, 3).join(' ') || 'library'})`,
+  options: { init?: boolean } = {},
 ): Promise<EmbeddedLedger> {
-  const { store, logKey } = openDataDir(dataDir, synchronous ? { synchronous } : {});
+  const { store, logKey } = openDataDir(dataDir, {
+    ...(synchronous ? { synchronous } : {}),
+    ...(options.init ? { init: true } : {}),
+  });
   let lock: WriterLock;
   try {
     lock = acquireWriterLock(dataDir, purpose);
@@ -94,7 +101,12 @@ export async function openLedger(
 
 /** Opens an engine on a data folder (SQLite in `<dataDir>/callgate.db`, the log key beside it). */
 export async function openEmbedded(options: EmbeddedOptions): Promise<EmbeddedEngine> {
-  const { store, ledger, origin, signer, lock } = await openLedger(options.dataDir, options.synchronous);
+  const { store, ledger, origin, signer, lock } = await openLedger(
+    options.dataDir,
+    options.synchronous,
+    undefined,
+    options.init ? { init: true } : {},
+  );
   const engine = new Engine({
     store,
     ledger,

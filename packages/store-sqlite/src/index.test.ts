@@ -12,6 +12,7 @@ describe('@callgate/store-sqlite public API', () => {
         "openDataDir",
         "openEmbedded",
         "openLedger",
+        "rotateLogKey",
       ]
     `);
   });

@@ -8,12 +8,14 @@ import type {
   RunRow,
   Store,
   StoredRecord,
+  StoreStatus,
 } from '@callgate/core';
 import { silentLogger } from '@callgate/core';
 import type { Approval, LedgerRecord, Opening, StoredGrant } from '@callgate/protocol';
 import { CallgateError } from '@callgate/protocol';
 import type Database from 'better-sqlite3';
 import { conflictOnConstraint, openDatabase, type SqliteStoreOptions } from './database.js';
+import { StoreFaults } from './store-faults.js';
 
 export type { SqliteStoreOptions } from './database.js';
 
@@ -67,7 +69,8 @@ const REMEMBERED_API_KEYS = 1_000;
  *
  * Errors: a duplicate run, approval, grant or live API key name, an out-of-order append or a second checkpoint of
  * one size with another root reject with CallgateError `conflict` (`ledger-invalid` for the
- * checkpoint); SQLite I/O errors reject as thrown by better-sqlite3 (`SqliteError`).
+ * checkpoint); a write that meets a full disk or an I/O error rejects with `store-unavailable`
+ * (see {@link SqliteStore.status}); other SQLite errors reject as thrown by better-sqlite3.
  */
 export class SqliteStore implements Store {
   readonly synchronous: 'NORMAL' | 'FULL';
@@ -79,6 +82,8 @@ export class SqliteStore implements Store {
   readonly #append: Database.Transaction<(records: StoredRecord[]) => void>;
   readonly #putOpenings: Database.Transaction<(rows: ReturnType<typeof openingToRow>[]) => void>;
   readonly #writes: WriteQueue;
+  readonly #faults: StoreFaults;
+  #probedAt = 0;
   readonly #checkpointTimer: NodeJS.Timeout;
   readonly #logger: Logger;
   #closed = false;
@@ -121,7 +126,8 @@ export class SqliteStore implements Store {
     this.#putOpenings = database.transaction((rows: ReturnType<typeof openingToRow>[]) => {
       for (const row of rows) this.#statements.putOpening.run(row);
     });
-    this.#writes = new WriteQueue(database);
+    this.#faults = new StoreFaults(path);
+    this.#writes = new WriteQueue(database, this.#faults);
     this.#checkpointTimer = setInterval(() => this.#passiveCheckpoint(), options.walCheckpointIntervalMs);
     this.#checkpointTimer.unref();
   }
@@ -376,6 +382,9 @@ export class SqliteStore implements Store {
    * Stores a checkpoint; storing one of an already stored size with the same root is a no-op.
    * @throws CallgateError `ledger-invalid` when a checkpoint of that size with another root exists.
    */
+  async updateCheckpointNote(size: number, note: string): Promise<boolean> {
+    return this.#write(() => this.#statements.updateCheckpointNote.run(note, size).changes > 0);
+  }
   async putCheckpoint(checkpoint: CheckpointRow): Promise<void> {
     const root = toBuffer(checkpoint.root);
     return this.#write(() => {
@@ -457,6 +466,19 @@ export class SqliteStore implements Store {
   async revokeApiKey(name: string, revokedAt: number): Promise<boolean> {
     this.#apiKeys.clear();
     return this.#write(() => this.#statements.revokeApiKey.run(revokedAt, name).changes > 0);
+  }
+
+  /**
+   * Whether the store can write: `ok`, or `unavailable` with SQLite's reason since a write failed
+   * on a full disk or an I/O error. While unavailable, a call tries one small write (at most once a
+   * second), so the status clears by itself once the disk has room again.
+   */
+  async status(): Promise<StoreStatus> {
+    if (this.#faults.faulty && !this.#closed && Date.now() - this.#probedAt >= 1000) {
+      this.#probedAt = Date.now();
+      await this.setMeta('store:probe', String(this.#probedAt)).catch(() => undefined);
+    }
+    return this.#faults.status();
   }
 
   async getMeta(key: string): Promise<string | undefined> {

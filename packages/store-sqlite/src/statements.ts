@@ -152,6 +152,7 @@ export function prepareStatements(database: Database.Database) {
     insertCheckpoint: prepare<[number, Buffer, string, number]>(
       'INSERT INTO checkpoints (size, root, note, ts) VALUES (?, ?, ?, ?) ON CONFLICT (size) DO NOTHING',
     ),
+    updateCheckpointNote: prepare<[string, number]>('UPDATE checkpoints SET note = ? WHERE size = ?'),
     getCheckpoint: prepare<[number], CheckpointRecordRow>(
       'SELECT size, root, note, ts FROM checkpoints WHERE size = ?',
     ),

@@ -5,6 +5,13 @@
 // commit instead of paying one each.
 import type Database from 'better-sqlite3';
 
+/** Told about each batch: a commit, or the error a failed write is about to reject with. */
+export interface WriteObserver {
+  committed(): void;
+  /** Returns the error to reject with (e.g. a typed one for a full disk). */
+  failed(error: unknown): unknown;
+}
+
 interface QueuedWrite {
   apply: () => unknown;
   resolve: (value: unknown) => void;
@@ -33,11 +40,13 @@ export class WriteQueue {
   readonly #begin: Database.Statement;
   readonly #commit: Database.Statement;
   readonly #rollback: Database.Statement;
+  readonly #observer: WriteObserver | undefined;
   #pending: QueuedWrite[] = [];
   #scheduled = false;
 
-  constructor(database: Database.Database) {
+  constructor(database: Database.Database, observer?: WriteObserver) {
     this.#database = database;
+    this.#observer = observer;
     this.#begin = database.prepare('BEGIN IMMEDIATE');
     this.#commit = database.prepare('COMMIT');
     this.#rollback = database.prepare('ROLLBACK');
@@ -70,10 +79,12 @@ export class WriteQueue {
     if (this.#pending.length === 0) return;
     const batch = this.#pending;
     this.#pending = [];
+    const observed = (error: unknown) => (this.#observer ? this.#observer.failed(error) : error);
     try {
       this.#begin.run();
     } catch (error) {
-      for (const write of batch) write.reject(error);
+      const rejection = observed(error);
+      for (const write of batch) write.reject(rejection);
       return;
     }
     const results: unknown[] = new Array(batch.length);
@@ -82,11 +93,11 @@ export class WriteQueue {
       try {
         results[i] = (batch[i] as QueuedWrite).apply();
       } catch (error) {
-        results[i] = error;
+        results[i] = observed(error);
         failed[i] = true;
         if (!this.#database.inTransaction) {
           // SQLite rolled the whole transaction back: nothing of this batch is stored.
-          for (const write of batch) write.reject(error);
+          for (const write of batch) write.reject(results[i]);
           return;
         }
       }
@@ -99,9 +110,12 @@ export class WriteQueue {
       } catch {
         // The connection reports the commit's error below; a failed rollback adds nothing.
       }
-      for (const write of batch) write.reject(error);
+      const rejection = observed(error);
+      for (const write of batch) write.reject(rejection);
       return;
     }
+    // A commit that wrote something shows the store writes again (an empty one proves nothing).
+    if (failed.includes(false)) this.#observer?.committed();
     for (let i = 0; i < batch.length; i++) {
       const write = batch[i] as QueuedWrite;
       if (failed[i]) write.reject(results[i]);

@@ -31,7 +31,7 @@ def test_tools_exports() -> None:
 
 
 def test_common_exports() -> None:
-    assert len(common.__all__) == 39
+    assert len(common.__all__) == 40
     assert {"CallgateClient", "AsyncCallgateClient", "CallgateError", "extract_outcome", "error_from_body"} <= set(
         common.__all__
     )

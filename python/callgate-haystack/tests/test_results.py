@@ -31,7 +31,7 @@ def call_tool_result(payload: object, *, is_error: bool, key: str = "isError") -
 
 
 def test_every_kind_has_one_class_in_two_branches() -> None:
-    assert len(ERROR_KINDS) == 20
+    assert len(ERROR_KINDS) == 21
     for kind in ERROR_KINDS:
         cls = error_class(kind)
         assert cls.kind == kind

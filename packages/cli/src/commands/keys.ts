@@ -1,16 +1,19 @@
 import { resolve } from 'node:path';
-import { isCallgateError } from '@callgate/core';
+import { isCallgateError, type Store } from '@callgate/core';
 import { API_KEY_ROLES, type ApiKeyRole, createApiKey } from '@callgate/server';
+import { PostgresStore } from '@callgate/store-postgres';
 import { openDataDir } from '@callgate/store-sqlite';
 import { type Command, Option } from 'commander';
 
 type Print = (line: string) => void;
 
-async function withStore<T>(
-  dataDir: string,
-  action: (store: ReturnType<typeof openDataDir>['store']) => Promise<T>,
-): Promise<T> {
-  const { store } = openDataDir(dataDir);
+/** A `postgres://` URL names a shared store; anything else is a data folder. */
+const isStoreUrl = (where: string) => /^postgres(ql)?:\/\//.test(where);
+
+async function withStore<T>(dataDir: string, action: (store: Store) => Promise<T>): Promise<T> {
+  const store: Store = isStoreUrl(dataDir)
+    ? await PostgresStore.open({ url: dataDir })
+    : openDataDir(dataDir).store;
   try {
     return await action(store);
   } finally {
@@ -88,6 +91,12 @@ export function registerKeysCommands(
     new Option('--data <dir>', 'data folder (SQLite database and log key)')
       .env('CALLGATE_DATA')
       .default('.callgate');
+  const storeOption = () =>
+    new Option('--store <url>', 'postgres:// URL of a shared store (instead of --data)').env(
+      'CALLGATE_STORE',
+    );
+  /** Where the keys are: the shared store when given, else the data folder. */
+  const where = (options: { data: string; store?: string }) => options.store ?? resolve(options.data);
   const keys = program
     .command('keys')
     .description('create, list and revoke API keys (stored as hashes in the data folder)');
@@ -107,10 +116,11 @@ export function registerKeysCommands(
       'a unique name, recorded as run principal and approval reviewer (default <role>-<hex>)',
     )
     .addOption(dataOption())
+    .addOption(storeOption())
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
       context.setExitCode(
-        await runKeysCreate(resolve(options.data), {
+        await runKeysCreate(where(options), {
           role: options.role,
           name: options.name,
           print: context.print,
@@ -121,17 +131,19 @@ export function registerKeysCommands(
     .command('list')
     .description('list API keys (names and roles, never the keys)')
     .addOption(dataOption())
+    .addOption(storeOption())
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
-      context.setExitCode(await runKeysList(resolve(options.data), { print: context.print })),
+      context.setExitCode(await runKeysList(where(options), { print: context.print })),
     );
   keys
     .command('revoke')
     .description('revoke an API key by name')
     .argument('<name>', 'the key’s name')
     .addOption(dataOption())
+    .addOption(storeOption())
     .addHelpText('after', context.exitCodes)
     .action(async (name, options) =>
-      context.setExitCode(await runKeysRevoke(resolve(options.data), name, { print: context.print })),
+      context.setExitCode(await runKeysRevoke(where(options), name, { print: context.print })),
     );
 }

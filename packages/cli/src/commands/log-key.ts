@@ -1,9 +1,10 @@
-// `callgate log-key show`: the verifier key a reader pins when verifying this log's bundles.
+// `callgate log-key show` (the verifier key a reader pins) and `callgate log-key rotate` (move the
+// log to a new key, signed over by the old one).
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { logSignerFromPrivateKey } from '@callgate/core';
-import { openDataDir } from '@callgate/store-sqlite';
+import { openDataDir, rotateLogKey } from '@callgate/store-sqlite';
 import type { Command, Option } from 'commander';
 
 /**
@@ -35,7 +36,7 @@ export async function runLogKeyShow(dataDir: string, print: (line: string) => vo
   }
 }
 
-/** Registers `callgate log-key show` on the program. */
+/** Registers `callgate log-key show` and `callgate log-key rotate` on the program. */
 export function registerLogKeyCommands(
   program: Command,
   context: {
@@ -54,4 +55,18 @@ export function registerLogKeyCommands(
     .action(async (options) =>
       context.setExitCode(await runLogKeyShow(resolve(options.data), context.print)),
     );
+  group
+    .command('rotate')
+    .description(
+      'sign checkpoints with a new key from now on; the old key signs the change, so verifiers pinning it follow (stop the server first)',
+    )
+    .addOption(context.dataOption())
+    .addHelpText('after', context.exitCodes)
+    .action(async (options: { data: string }) => {
+      const rotated = await rotateLogKey(resolve(options.data));
+      context.print(`rotated at log size ${rotated.size}`);
+      context.print(`  old key  ${rotated.oldKey}`);
+      context.print(`  new key  ${rotated.newKey}`);
+      context.setExitCode(0);
+    });
 }

@@ -80,11 +80,11 @@ export function formatReplay(report: ReplayReport): string[] {
   return [line(header), ...rows.map(line), '', `${report.calls.length} calls: ${counts}`];
 }
 
-/** Reads the records and openings of a bundle file (validated against its version's schema, 1 or 2). */
+/** Reads the records and openings of a bundle file (`callgate-bundle/1` or `/2`, validated against its schema). */
 async function fromBundle(file: string) {
-  const parsed: unknown = JSON.parse(await readFile(file, 'utf8'));
-  const v2 = (parsed as { format?: unknown } | null)?.format === BUNDLE_FORMAT_V2;
-  const bundle = (v2 ? bundleV2Schema : bundleSchema).parse(parsed);
+  const input: unknown = JSON.parse(await readFile(file, 'utf8'));
+  const v2 = (input as { format?: unknown } | null)?.format === BUNDLE_FORMAT_V2;
+  const bundle = v2 ? bundleV2Schema.parse(input) : bundleSchema.parse(input);
   const records = bundle.records.map((record) => ledgerRecordSchema.parse(record));
   return { records, openings: bundle.openings ?? [] };
 }

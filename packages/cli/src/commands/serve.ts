@@ -9,17 +9,24 @@ import {
   startServer,
   startTelemetry,
 } from '@callgate/server';
-import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { startWitnessLoop } from '../witness/loop.js';
+import { openServeEngine } from './serve-store.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate serve`; flags win over the config file, which wins over defaults. */
 export interface ServeOptions {
   config?: string;
   data?: string;
+  /** A `postgres://` URL: state in PostgreSQL, shared with other replicas. */
+  store?: string;
+  /** The log key file every replica reads (with `store`). */
+  logKey?: string;
   host?: string;
   port?: number;
   policy?: string;
+  /** Start a new log beside a log key that has none (a lost or emptied database is refused without it). */
+  init?: boolean;
   /** SQLite durability; default `synchronous:` in the config, else NORMAL. */
   synchronous?: 'NORMAL' | 'FULL';
   print: (line: string) => void;
@@ -49,11 +56,16 @@ export async function runServe(options: ServeOptions): Promise<number> {
   checkProfile(policy, defaultProfile, 'mcp.default_profile');
   const dataDir = resolve(options.data ?? config.data ?? '.callgate');
   const logger = lineLogger(options.log);
-  const embedded = await openEmbedded({
+  const store = options.store ?? config.store;
+  const logKey = options.logKey ?? config.logKey;
+  const embedded = await openServeEngine({
     dataDir,
+    ...(store !== undefined ? { store } : {}),
+    ...(logKey !== undefined ? { logKey } : {}),
     policy,
     tools: config.tools,
     logger,
+    ...(options.init ? { init: true } : {}),
     ...(config.vault !== undefined ? { vault: config.vault } : {}),
     synchronous: options.synchronous ?? config.synchronous ?? 'NORMAL',
   });
@@ -82,6 +94,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
         ...(telemetry
           ? { tracing: { tracer: telemetry.tracer, captureContent: telemetry.captureContent } }
           : {}),
+        ...(embedded.storeHealth ? { storeHealth: embedded.storeHealth } : {}),
+        ...(embedded.sessionBacking ? { sessionBacking: embedded.sessionBacking } : {}),
         ...(config.webhook ? { webhook: config.webhook } : {}),
       },
       host,
@@ -94,6 +108,14 @@ export async function runServe(options: ServeOptions): Promise<number> {
     print(`callgate serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
     return 1;
   }
+  const witnessLoop = config.witnesses
+    ? startWitnessLoop({
+        store: embedded.store,
+        ledger: embedded.engine.ledger,
+        witnesses: config.witnesses,
+        logger,
+      })
+    : undefined;
   print(`callgate serving ${running.url}`);
   print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);
   print(`  approvals  ${running.url}/ui/approvals`);
@@ -104,7 +126,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const [first, ...rest] = upstreamLines(upstreams);
   print(`  upstreams  ${first}`);
   for (const line of rest) print(`             ${line}`);
-  print(`  data       ${dataDir} (SQLite, synchronous ${embedded.store.synchronous})`);
+  print(`  ${store === undefined ? 'data ' : 'store'}      ${embedded.where}`);
   print(`  policy     ${policySource} (${policy.digest})`);
   print(`  tools      ${embedded.engine.registry.specs().length} known`);
   print(`  log key    ${embedded.verifierKey}`);
@@ -113,16 +135,23 @@ export async function runServe(options: ServeOptions): Promise<number> {
     `  metrics    ${running.url}/metrics   (health ${running.url}/v1/health, readiness ${running.url}/v1/ready)`,
   );
   if (telemetry) print('  traces     OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (config.witnesses) {
+    const { quorum, servers } = config.witnesses;
+    print(
+      `  witnesses  ${servers.map((server) => server.url).join(', ')} (quorum ${quorum ?? servers.length})`,
+    );
+  }
   const live = (await embedded.store.listApiKeys()).filter((key) => key.revoked_at === undefined);
   if (live.length === 0) {
     print('');
     print('No API key exists yet. Create one (in another terminal; the key is printed once):');
-    print(`  callgate keys create --role reviewer --name you --data ${dataDir}    # sign in to the inbox`);
-    print(`  callgate keys create --role agent --name my-agent --data ${dataDir}  # for your agent`);
+    print(`  callgate keys create --role reviewer --name you ${embedded.keysHint}    # sign in to the inbox`);
+    print(`  callgate keys create --role agent --name my-agent ${embedded.keysHint}  # for your agent`);
   }
   print('Press Ctrl+C to stop.');
   await running.closed;
   await telemetry?.shutdown();
+  await witnessLoop?.stop();
   print('callgate stopped');
   return 0;
 }
@@ -167,16 +196,27 @@ export function registerServeCommand(
     )
     .option(
       '--config <file>',
-      'callgate.yaml: policy, tools, upstreams, mcp, data, host, port, webhook, vault, synchronous',
+      'callgate.yaml: policy, tools, upstreams, mcp, data, store, log_key, host, port, webhook, vault, synchronous',
     )
     .addOption(
       new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)').env(
         'CALLGATE_DATA',
       ),
     )
+    .addOption(
+      new Option(
+        '--store <url>',
+        'postgres:// URL: keep state in PostgreSQL, shared by several replicas (default: SQLite in the data folder)',
+      ).env('CALLGATE_STORE'),
+    )
+    .option(
+      '--log-key <file>',
+      'with --store: the log key file every replica reads (default: kept in the database)',
+    )
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default 7420)', portNumber)
     .option('--policy <file>', 'policy file (YAML); default: deny everything')
+    .option('--init', 'start a new log where a log key has no database (or an empty one) beside it')
     .addOption(
       new Option(
         '--synchronous <mode>',

@@ -6,6 +6,9 @@ export interface VerifyOptions {
   publicKey?: string;
   strict?: boolean;
   expectSize?: number;
+  /** Witness vkeys; the newest checkpoint must carry `quorum` (default all) of their cosignatures. */
+  witness?: string[];
+  quorum?: number;
   json?: boolean;
   out: (line: string) => void;
 }
@@ -36,6 +39,8 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
     ...(options.publicKey ? { publicKey: options.publicKey } : {}),
     ...(options.strict ? { strict: true } : {}),
     ...(options.expectSize !== undefined ? { expectSize: options.expectSize } : {}),
+    ...(options.witness?.length ? { witnesses: options.witness } : {}),
+    ...(options.quorum !== undefined ? { quorum: options.quorum } : {}),
   });
   if (options.json) {
     options.out(JSON.stringify(report, null, 2));

@@ -8,10 +8,14 @@ import {
 } from '@callgate/protocol';
 import type { ApprovalPort } from '../approvals/port.js';
 import { digestOf } from '../json/canonical.js';
+import { type ApprovalChannel, type ApprovalEvent, RemoteWaiters } from './approval-channel.js';
 import type { GateContext } from './context.js';
 import type { CallVerdict } from './decide.js';
 import { issueGrant } from './grants.js';
 import { approvalId } from './ids.js';
+
+/** How long a waiter waits for the hand-out of an approval another engine answered, in ms. */
+const HANDOUT_WAIT_MS = 5000;
 
 /** An approval and, when it was approved, the grant it yielded (handed out until it expires). */
 export interface ApprovalState {
@@ -51,10 +55,62 @@ export class ApprovalCoordinator {
   readonly #listeners = new Set<(approval: Approval) => void>();
   /** Resolutions under way: an approval's stored status changes before its grant exists. */
   readonly #resolving = new Map<string, Promise<ApprovalState | undefined>>();
+  /** Engines sharing the store (replicas) hear of each other's approvals through it. */
+  readonly #channel: ApprovalChannel | undefined;
+  readonly #remoteWaiters = new RemoteWaiters();
+  readonly #unsubscribe: () => void;
 
-  constructor(context: GateContext, ports: ApprovalPort[]) {
+  constructor(context: GateContext, ports: ApprovalPort[], channel?: ApprovalChannel) {
     this.#context = context;
     this.#ports = ports;
+    this.#channel = channel;
+    this.#unsubscribe = channel?.subscribe((event) => this.#heard(event)) ?? (() => {});
+  }
+
+  /** Publishes to the other engines; a failure is logged (the store already holds the truth). */
+  async #publish(event: ApprovalEvent): Promise<void> {
+    if (this.#channel === undefined) return;
+    try {
+      await this.#channel.publish(event);
+    } catch (error) {
+      this.#context.logger.error(
+        { approval_id: event.approval.id, error: String(error) },
+        'could not tell the other replicas about an approval',
+      );
+    }
+  }
+
+  /** An approval another engine created or resolved: wake this engine's waiters and listeners. */
+  #heard(event: ApprovalEvent): void {
+    const { approval } = event;
+    if (approval.status !== 'pending') {
+      this.#keepHandout(approval.id, event);
+      const live = this.#live.get(approval.id);
+      if (live) {
+        this.#live.delete(approval.id);
+        clearTimeout(live.timer);
+        live.controller.abort();
+        const state = this.#state(approval);
+        for (const waiter of live.waiters) waiter(state);
+      }
+      this.#remoteWaiters.wake(event);
+    }
+    this.#emit(approval);
+  }
+
+  /** Remembers an approved approval's grant and arguments until the grant expires. */
+  #keepHandout(approvalId: string, handout: Omit<ApprovalEvent, 'approval'>): void {
+    if (handout.grant === undefined) return;
+    this.#grants.set(approvalId, handout.grant);
+    if (handout.arguments) this.#edited.set(approvalId, handout.arguments);
+    const forget = setTimeout(
+      () => {
+        this.#grants.delete(approvalId);
+        this.#edited.delete(approvalId);
+      },
+      Math.max(0, handout.grant.expires_at - this.#context.clock()),
+    );
+    forget.unref?.();
   }
 
   /** Calls `listener` with every approval created or resolved; returns an unsubscribe function. */
@@ -122,6 +178,7 @@ export class ApprovalCoordinator {
     });
     this.#emit(approval);
     for (const port of this.#ports) this.#dispatch(port, approval, controller.signal);
+    await this.#publish({ approval });
     return approval;
   }
 
@@ -270,6 +327,11 @@ export class ApprovalCoordinator {
       for (const waiter of live.waiters) waiter(state);
     }
     this.#emit(resolved);
+    await this.#publish({
+      approval: resolved,
+      ...(grant ? { grant } : {}),
+      ...(grant && outcome.arguments ? { arguments: outcome.arguments } : {}),
+    });
     return state;
   }
 
@@ -293,9 +355,9 @@ export class ApprovalCoordinator {
       approval = expired?.approval ?? (await this.#context.store.getApproval(approvalId)) ?? approval;
     }
     if (approval.status !== 'pending' || !options.waitMs || options.signal?.aborted)
-      return this.#state(approval);
+      return this.#handedOut(approval);
     const live = this.#live.get(approvalId);
-    if (!live) return this.#state(approval);
+    if (!live) return this.#channel ? this.#waitElsewhere(approval, options) : this.#state(approval);
     const pending = approval;
     return new Promise<ApprovalState>((resolve) => {
       const done = (state: ApprovalState) => {
@@ -309,6 +371,51 @@ export class ApprovalCoordinator {
       live.waiters.add(done);
       options.signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /** The state of a resolved approval, with the hand-out another engine kept when this one has none. */
+  async #handedOut(approval: Approval): Promise<ApprovalState> {
+    const channel = this.#channel;
+    if (channel === undefined || approval.status !== 'approved' || this.#grants.has(approval.id))
+      return this.#state(approval);
+    // The answering engine stores the approval's status before its hand-out: while its grant may
+    // still be live, wait for the hand-out (registered first, so that its event is not missed).
+    const live = (approval.resolved_at ?? 0) + this.#context.policy().approval.ttlMs - this.#context.clock();
+    const next = this.#remoteWaiters.next(approval.id, { ms: Math.min(live, HANDOUT_WAIT_MS) });
+    try {
+      const handout =
+        (await channel.handout(approval.id)) ?? (await next.event) ?? (await channel.handout(approval.id));
+      if (handout) this.#keepHandout(approval.id, handout);
+    } finally {
+      next.cancel();
+    }
+    return this.#state(approval);
+  }
+
+  /**
+   * Waits for an approval created by another engine (its wait timer and ports live there): until
+   * the channel says it was resolved, `waitMs` passes, or `signal` aborts. The waiter is
+   * registered before the store is read again, so an answer in between is not missed.
+   */
+  async #waitElsewhere(
+    pending: Approval,
+    options: { waitMs?: number; signal?: AbortSignal },
+  ): Promise<ApprovalState> {
+    const next = this.#remoteWaiters.next(pending.id, { ms: options.waitMs ?? 0, signal: options.signal });
+    try {
+      const again = await this.#context.store.getApproval(pending.id);
+      if (again && again.status !== 'pending') return await this.#handedOut(again);
+      const approval = (await next.event)?.approval ?? pending;
+      if (approval.status !== 'pending') return await this.#handedOut(approval);
+      // Expired while nobody else was watching it (its creator may be gone).
+      if (approval.expires_at <= this.#context.clock()) {
+        const expired = await this.expire(approval.id);
+        if (expired) return expired;
+      }
+      return await this.#handedOut((await this.#context.store.getApproval(approval.id)) ?? approval);
+    } finally {
+      next.cancel();
+    }
   }
 
   #state(approval: Approval): ApprovalState {
@@ -325,6 +432,7 @@ export class ApprovalCoordinator {
 
   /** Stops every timer and aborts every port request (pending approvals stay pending in the store). */
   close(): void {
+    this.#unsubscribe();
     for (const live of this.#live.values()) {
       clearTimeout(live.timer);
       live.controller.abort();

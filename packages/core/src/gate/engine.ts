@@ -15,6 +15,7 @@ import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../json/safe-json.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Policy } from '../policy/index.js';
 import type { ApprovalQuery, RunRow, Store } from '../store/store.js';
+import type { ApprovalChannel } from './approval-channel.js';
 import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
 import { commitValue, type GateContext } from './context.js';
 import { type CallVerdict, decideCalls, type ModelMessage } from './decide.js';
@@ -36,6 +37,11 @@ export interface EngineOptions {
   tools?: Iterable<ToolSpec>;
   /** Where approvals are routed, besides the engine's own API. */
   approvalPorts?: ApprovalPort[];
+  /**
+   * How engines sharing the store (server replicas) hear of each other's approvals: an answer
+   * received by one wakes the waiter on another. Default: none (approvals live in this process).
+   */
+  approvalChannel?: ApprovalChannel;
   /** Keep content (arguments, results, messages) beside the records as openings. Default false. */
   vault?: boolean;
   /** Size and depth limits on arguments. Default 1 MiB, depth 64. */
@@ -99,7 +105,11 @@ export class Engine {
       policy: () => this.#policy,
     };
     this.#runs = new RunStates(options.store);
-    this.#approvals = new ApprovalCoordinator(this.#context, options.approvalPorts ?? []);
+    this.#approvals = new ApprovalCoordinator(
+      this.#context,
+      options.approvalPorts ?? [],
+      options.approvalChannel,
+    );
   }
 
   /** The policy in force. */

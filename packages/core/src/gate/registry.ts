@@ -1,5 +1,6 @@
 import { CallgateError, type ToolSpec, toolSpecSchema } from '@callgate/protocol';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { ajvLinearRegExp, linearRegexProblem, schemaPatterns } from '../regex/linear-regex.js';
 
 /** A registered tool: its spec and its compiled argument validator. */
 export interface RegisteredTool {
@@ -9,10 +10,16 @@ export interface RegisteredTool {
 
 /**
  * The tool specs an engine knows. Each spec's input schema (JSON Schema draft 2020-12) is
- * compiled once with Ajv when the tool is added.
+ * compiled once with Ajv when the tool is added. Its `pattern`s and `patternProperties` run on RE2
+ * (linear time), so no schema and argument pair can stall the process; `format` is not asserted.
  */
 export class ToolRegistry {
-  readonly #ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+  readonly #ajv = new Ajv2020({
+    allErrors: true,
+    strict: false,
+    validateFormats: false,
+    code: { regExp: ajvLinearRegExp },
+  });
   readonly #tools = new Map<string, RegisteredTool>();
 
   constructor(specs: Iterable<ToolSpec> = []) {
@@ -21,7 +28,8 @@ export class ToolRegistry {
 
   /**
    * Adds or replaces a tool.
-   * @throws CallgateError `request-invalid` when the spec is malformed or its schema does not compile.
+   * @throws CallgateError `request-invalid` when the spec is malformed, its schema does not compile,
+   *   or one of its patterns needs what RE2 lacks (backreferences, lookaround), naming the schema path.
    */
   add(spec: ToolSpec): void {
     const parsed = toolSpecSchema.safeParse(spec);
@@ -30,6 +38,15 @@ export class ToolRegistry {
       throw new CallgateError(
         'request-invalid',
         `tool spec ${JSON.stringify((spec as { name?: unknown })?.name)}: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+      );
+    }
+    for (const { path, pattern } of schemaPatterns(parsed.data.inputSchema)) {
+      const problem = linearRegexProblem(pattern);
+      if (problem === undefined) continue;
+      throw new CallgateError(
+        'request-invalid',
+        `tool ${spec.name}: inputSchema ${path}: the pattern ${JSON.stringify(pattern)} is not supported (patterns run on RE2, which has no backreferences or lookaround): ${problem}`,
+        { path: `inputSchema${path.slice(1)}` },
       );
     }
     let validate: ValidateFunction;

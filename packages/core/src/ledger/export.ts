@@ -86,8 +86,11 @@ export async function exportRunBundle(
   runId: string,
   options: RunExportOptions = {},
 ): Promise<AnyBundle> {
-  const { store, latest } = context;
-  const size = latest.size;
+  const { store } = context;
+  const size = context.latest.size;
+  // The stored note of the latest checkpoint may carry witness cosignatures added since it was signed.
+  const stored = (await store.listCheckpoints(size, size))[0];
+  const latest = stored && sameBytes(stored.root, context.latest.root) ? stored : context.latest;
   const records = (await store.readRunRecords(runId)).filter((record) => record.seq < size);
   const last = records.at(-1);
   if (last === undefined) throw new CallgateError('not-found', `run ${runId} has no records in the log`);
@@ -155,6 +158,7 @@ export async function exportRunBundle(
           },
         ];
 
+  const rotations = await store.getMeta(KEY_ROTATIONS_META_KEY);
   const common = {
     origin: context.origin,
     public_key: context.signer.verifierKey,
@@ -165,10 +169,11 @@ export async function exportRunBundle(
     consistency,
     policies: await policiesOf(store, records),
     ...(options.openings ? { openings: await openingsOf(store, records) } : {}),
+    ...(rotations !== undefined ? { key_rotations: JSON.parse(rotations) as string[] } : {}),
   };
   if (options.proofs) {
     // Fields in callgate-bundle/1's own order.
-    const { openings, ...rest } = common;
+    const { openings, key_rotations, ...rest } = common;
     const bundle: Bundle = {
       format: BUNDLE_FORMAT,
       origin: rest.origin,
@@ -181,6 +186,7 @@ export async function exportRunBundle(
       consistency,
       policies: rest.policies,
       ...(openings ? { openings } : {}),
+      ...(key_rotations ? { key_rotations } : {}),
     };
     return bundle;
   }
@@ -191,6 +197,9 @@ export async function exportRunBundle(
   };
   return bundle;
 }
+
+/** Store meta key of the log's key rotation statements (a JSON array of signed notes, oldest first). */
+export const KEY_ROTATIONS_META_KEY = 'ledger:key_rotations';
 
 async function policiesOf(store: Store, records: LedgerRecord[]): Promise<Bundle['policies']> {
   const digests = new Set<string>();

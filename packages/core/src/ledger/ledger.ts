@@ -4,6 +4,7 @@
 import {
   type AnyBundle,
   CallgateError,
+  isCallgateError,
   type LedgerRecord,
   ledgerRecordSchema,
   type RecordBody,
@@ -12,10 +13,11 @@ import type { CheckpointRow, RunHead, Store, StoredRecord } from '../store/store
 import { Checkpointer } from './checkpointer.js';
 import { exportRunBundle, type RunExportOptions } from './export.js';
 import { restoreFrontier } from './frontier-store.js';
-import type { CompactRange } from './merkle.js';
+import { CompactRange } from './merkle.js';
 import { type AppendObserver, type ResolveAppend, tellObservers } from './observe.js';
 import { buildRecord, sealRecord } from './record.js';
 import { isLedgerRecord } from './record-validator.js';
+import { SharedLog } from './shared-log.js';
 import { formatCheckpoint, type LogSigner, openCheckpoint } from './signed-note.js';
 
 /** Options of {@link Ledger.open}. */
@@ -61,7 +63,10 @@ const noop = (): void => {};
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /**
- * An open ledger over a {@link Store}. One `Ledger` per log per process: it assigns `seq`.
+ * An open ledger over a {@link Store}. One `Ledger` per log per process: it assigns `seq`. On a
+ * store with a sequencer (a log several engines share, e.g. PostgreSQL), the store assigns `seq`,
+ * `run_seq`, `prev` and the frontier in its transactions instead, and only the engine holding the
+ * store's checkpoint lease signs checkpoints (see `SharedLog`).
  *
  * Durability: `append` resolves only after the store's `appendRecords` call holding the record
  * resolved, so an acknowledged record is durable per the store's `synchronous` mode. When a write
@@ -89,6 +94,8 @@ export class Ledger {
   #barriers: Array<{ target: number; resolve: () => void }> = [];
   #closed = false;
   #observers: readonly AppendObserver[] = [];
+  /** Set when the store's log is shared (it has a sequencer): everything is delegated to it. */
+  #shared: SharedLog | undefined;
 
   private constructor(
     store: Store,
@@ -133,6 +140,20 @@ export class Ledger {
       if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1))
         throw new CallgateError('request-invalid', `${name} must be a positive integer, got ${value}`);
     }
+    if (store.sequencer !== undefined) {
+      const shared = await SharedLog.open(store, store.sequencer, {
+        signer: options.signer,
+        origin: options.origin,
+        clock: options.clock ?? Date.now,
+        validate: options.validate ?? true,
+        everyRecords: options.checkpointEveryRecords ?? 1000,
+        everyMs: options.checkpointEveryMs ?? 1000,
+        onError: options.onError ?? noop,
+      });
+      const ledger = new Ledger(store, options, 0, new CompactRange(), undefined);
+      ledger.#shared = shared;
+      return ledger;
+    }
     const origin = await store.getMeta(ORIGIN_META_KEY);
     if (origin !== undefined && origin !== options.origin)
       throw new CallgateError(
@@ -151,11 +172,13 @@ export class Ledger {
 
   /** Records acknowledged by the store (durable). */
   get size(): number {
+    if (this.#shared) return this.#shared.size;
     return this.#durableSize;
   }
 
   /** The latest checkpoint this ledger signed or resumed, if any. */
   get latestCheckpoint(): CheckpointRow | undefined {
+    if (this.#shared) return this.#shared.latestCheckpoint;
     return this.#checkpointer.latest;
   }
 
@@ -171,6 +194,7 @@ export class Ledger {
    */
   append(runId: string, body: RecordBody): Promise<LedgerRecord> {
     if (this.#observers.length > 0) return this.#observedAppend(runId, body);
+    if (this.#shared) return this.#shared.append(runId, body);
     return new Promise((resolve, reject) => this.#append(runId, body, resolve, reject));
   }
 
@@ -187,6 +211,18 @@ export class Ledger {
 
   #observedAppend(runId: string, body: RecordBody): Promise<LedgerRecord> {
     const { resolve, reject } = tellObservers(this.#observers, runId, body);
+    if (this.#shared) {
+      return this.#shared.append(runId, body).then(
+        (record) => {
+          resolve(record, sealRecord(record).digest);
+          return record;
+        },
+        (error: unknown) => {
+          reject(error);
+          throw error;
+        },
+      );
+    }
     return new Promise((done, fail) =>
       this.#append(
         runId,
@@ -340,7 +376,7 @@ export class Ledger {
     this.#checkpointer.truncate(this.#durableSize);
     this.#settled += failed.length;
     const failure = new CallgateError(
-      'internal',
+      isCallgateError(error) && error.kind === 'store-unavailable' ? 'store-unavailable' : 'internal',
       `ledger write failed, ${failed.length} record(s) not recorded: ${describe(error)}`,
       {},
       { cause: error },
@@ -360,6 +396,7 @@ export class Ledger {
    * rejects: a failed append reports through its own promise.
    */
   async flush(): Promise<void> {
+    if (this.#shared) return this.#shared.flush();
     if (this.#loads.size > 0) await Promise.allSettled([...this.#loads]);
     const target = this.#enqueued;
     if (this.#settled >= target) return;
@@ -372,15 +409,15 @@ export class Ledger {
    * @throws the store's error when the checkpoint could not be stored.
    */
   async checkpoint(): Promise<CheckpointRow | undefined> {
+    if (this.#shared) return this.#shared.checkpoint();
     await this.flush();
     return this.#checkpointer.sign();
   }
 
   /**
-   * Exports run `runId` as a `callgate-bundle/2` (with `proofs: true`, a `callgate-bundle/1`):
-   * flushes, signs a fresh checkpoint when the latest is stale, then gathers the run's records,
-   * one batch inclusion proof of them all (with `proofs`, one RFC 9162 inclusion proof per
-   * record) under that checkpoint, the earliest checkpoint covering the whole run and a consistency proof
+   * Exports run `runId` as a `callgate-bundle/2` (or `/1` with `proofs`): flushes, signs a fresh checkpoint when the
+   * latest is stale, then gathers the run's records, one RFC 9162 inclusion proof per record
+   * under that checkpoint, the earliest checkpoint covering the whole run and a consistency proof
    * from it, the policy documents (store meta `policy:<digest>`, see `putPolicyDocument`), and with
    * `openings: true` the openings of the run's commitments. Records appended after the checkpoint
    * are not included. Cost: one pass over the log's leaf hashes.
@@ -388,6 +425,7 @@ export class Ledger {
    *   contradicts its checkpoints.
    */
   async exportRun(runId: string, options: RunExportOptions = {}): Promise<AnyBundle> {
+    if (this.#shared) return this.#shared.exportRun(runId, options);
     await this.flush();
     const latest = await this.#checkpointer.sign();
     if (latest === undefined) throw new CallgateError('not-found', `run ${runId} has no records in the log`);
@@ -406,6 +444,7 @@ export class Ledger {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#shared) return this.#shared.close();
     await this.flush();
     this.#checkpointer.stop();
     await this.#checkpointer.sign();

@@ -10,9 +10,14 @@
 // for 1500 and 1000.5 alike, and int arithmetic (`args.count + 1`, `args.n % 2`, list indexes)
 // works on whole numbers. Mixed arithmetic (`args.amount + 0.5` on a whole amount) has no CEL
 // overload; write `double(args.amount) + 0.5`.
+//
+// `matches` runs on RE2 (linear time): cel-js's own overload uses the backtracking RegExp, so each
+// compiled program's `matches` calls are pointed at a `linearMatches` overload of the running
+// environment. A literal pattern RE2 refuses is a load error at its position.
 
 import type { ToolAnnotations, Trust } from '@callgate/protocol';
 import { Environment } from '@marcbachmann/cel-js';
+import { linearRegex, linearRegexProblem } from '../regex/linear-regex.js';
 import type { AnnotationHint, PolicyInput } from './types.js';
 
 /** The variables a condition sees, with integers as BigInts. */
@@ -75,7 +80,18 @@ function environments(): { checking: Environment; running: Environment } {
     .registerVariable('call', 'map')
     .registerVariable('run', 'map')
     .registerVariable('tool', 'map')
-    .registerVariable('provenance', 'map');
+    .registerVariable('provenance', 'map')
+    .registerFunction('string.linearMatches(string): bool', (text: string, pattern: string) => {
+      let compiled: ReturnType<typeof linearRegex>;
+      try {
+        compiled = linearRegex(pattern);
+      } catch (error) {
+        throw new Error(
+          `matches: the pattern ${JSON.stringify(pattern)} is not valid RE2: ${(error as Error).message}`,
+        );
+      }
+      return compiled.test(text);
+    });
   return { checking: checkingEnvironment, running: runningEnvironment };
 }
 
@@ -93,6 +109,8 @@ export function compileCondition(text: string): { condition: Condition } | { pro
   }
   const checked = checking.check(text);
   if (!checked.valid) return { problem: celProblem('CEL type error', checked.error) };
+  const regexProblem = useLinearMatches((program as { ast?: unknown }).ast);
+  if (regexProblem) return { problem: regexProblem };
   if (checked.type !== 'bool' && checked.type !== 'dyn') {
     return {
       problem: { message: `the condition gives ${checked.type ?? 'no value'}, not a bool`, offset: 0 },
@@ -166,6 +184,57 @@ export function toCelValue(value: unknown, depth: number): unknown {
     result[key] = toCelValue((value as Record<string, unknown>)[key], depth + 1);
   }
   return result;
+}
+
+interface AstNode {
+  op: string;
+  args: unknown;
+  start?: number;
+}
+
+function isAstNode(value: unknown): value is AstNode {
+  return typeof value === 'object' && value !== null && typeof (value as AstNode).op === 'string';
+}
+
+/**
+ * Points every `.matches(…)` call of a parsed program at `linearMatches` (RE2) and checks literal
+ * patterns now. A parsed program's tree is `{op, args}` nodes; a method call is
+ * `{op: 'rcall', args: [name, receiver, [arguments]]}`.
+ */
+function useLinearMatches(ast: unknown): ConditionProblem | undefined {
+  let problem: ConditionProblem | undefined;
+  const visit = (value: unknown, depth: number): void => {
+    if (depth > 256) return;
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item, depth + 1);
+      return;
+    }
+    if (!isAstNode(value)) return;
+    const args = value.args;
+    if (value.op === 'rcall' && Array.isArray(args) && args[0] === 'matches') {
+      args[0] = 'linearMatches';
+      const pattern = Array.isArray(args[2]) ? args[2][0] : undefined;
+      if (
+        problem === undefined &&
+        isAstNode(pattern) &&
+        pattern.op === 'value' &&
+        typeof pattern.args === 'string'
+      ) {
+        const why = linearRegexProblem(pattern.args);
+        const offset = pattern.start ?? 0;
+        if (why !== undefined) {
+          problem = {
+            message: `CEL regex error at character ${offset + 1}: the pattern ${JSON.stringify(pattern.args)} is not supported (matches runs on RE2, which has no backreferences or lookaround): ${why}`,
+            offset,
+          };
+        }
+      }
+    }
+    visit(args, depth + 1);
+  };
+  if (!isAstNode(ast)) return { message: 'internal: the CEL program has no syntax tree to check', offset: 0 };
+  visit(ast, 0);
+  return problem;
 }
 
 function celProblem(label: string, error: unknown): ConditionProblem {

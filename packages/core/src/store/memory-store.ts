@@ -174,6 +174,12 @@ export class MemoryStore implements Store {
     return last && { run_seq: last.record.run_seq, digest: last.digest };
   }
 
+  async updateCheckpointNote(size: number, note: string): Promise<boolean> {
+    const row = this.#checkpoints.find((checkpoint) => checkpoint.size === size);
+    if (!row) return false;
+    row.note = note;
+    return true;
+  }
   async putCheckpoint(checkpoint: CheckpointRow): Promise<void> {
     this.#checkpoints.push(clone(checkpoint));
     this.#checkpoints.sort((a, b) => a.size - b.size);

@@ -6,6 +6,7 @@ import type {
   Outcome,
   StoredGrant,
 } from '@callgate/protocol';
+import type { LogSequencer } from './sequencer.js';
 
 /** A run as stored. Times are epoch milliseconds. */
 export interface RunRow {
@@ -102,6 +103,12 @@ export type Synchronous = 'NORMAL' | 'FULL' | 'MEMORY';
  */
 export interface Store {
   readonly synchronous: Synchronous;
+  /**
+   * Present when several engines may share this store's log (e.g. PostgreSQL): the ledger then
+   * takes positions, run chains, the frontier and the checkpoint lease from it (see
+   * {@link LogSequencer}) instead of assigning them in process. Absent for one-writer stores.
+   */
+  readonly sequencer?: LogSequencer;
 
   createRun(run: RunRow): Promise<void>;
   getRun(runId: string): Promise<RunRow | undefined>;
@@ -159,6 +166,12 @@ export interface Store {
   runHead(runId: string): Promise<RunHead | undefined>;
 
   putCheckpoint(checkpoint: CheckpointRow): Promise<void>;
+  /**
+   * Replaces the note of the stored checkpoint of `size` with `note` — the same checkpoint with
+   * more signature lines (witness cosignatures). Optional: a store without it keeps notes as signed.
+   * The caller checks that `note` is that checkpoint; false when no checkpoint of `size` is stored.
+   */
+  updateCheckpointNote?(size: number, note: string): Promise<boolean>;
   latestCheckpoint(): Promise<CheckpointRow | undefined>;
   /** Checkpoints with `size` in [fromSize, toSize], smallest first. */
   listCheckpoints(fromSize: number, toSize: number): Promise<CheckpointRow[]>;
@@ -178,6 +191,15 @@ export interface Store {
   getMeta(key: string): Promise<string | undefined>;
   setMeta(key: string, value: string): Promise<void>;
 
+  /**
+   * Whether the store can write (optional: a store without it is taken as `ok`). `unavailable`
+   * after a write failed on a full disk or an I/O error, until one succeeds again.
+   */
+  status?(): Promise<StoreStatus>;
+
   /** Finishes pending writes and releases resources. */
   close(): Promise<void>;
 }
+
+/** What {@link Store.status} reports; `since` is epoch ms of the first failed write. */
+export type StoreStatus = { status: 'ok' } | { status: 'unavailable'; reason: string; since: number };

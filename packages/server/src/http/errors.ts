@@ -27,6 +27,7 @@ export const HTTP_STATUS_OF_KIND = {
   conflict: 409,
   'ledger-invalid': 500,
   internal: 500,
+  'store-unavailable': 503,
 } as const satisfies Record<ErrorKind, number>;
 
 /** An HTTP status the server answers errors with. */

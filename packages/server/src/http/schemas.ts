@@ -275,13 +275,21 @@ export const apiKeySchema = z.object({
 });
 
 export const healthSchema = z.object({
-  /** `degraded` when a health check found a problem (see `problems`). */
+  /** `degraded` when a health check found a problem (see `problems`, and `store`). */
   status: z.enum(['ok', 'degraded', 'draining']),
   version: z.string(),
   /** The log's verifier key, to pin when verifying this server's bundles (`callgate verify --public-key`). */
   log_key: z.string().optional(),
   /** What is wrong, one entry per problem (absent when nothing is). */
   problems: z.array(z.object({ check: z.string(), message: z.string() })).optional(),
+  /** Whether the store can write; `since` is epoch ms of the first failed write. */
+  store: z
+    .object({
+      status: z.enum(['ok', 'unavailable']),
+      reason: z.string().optional(),
+      since: z.number().int().optional(),
+    })
+    .optional(),
   /** The MCP gateway's upstreams, when the server has a gateway (errors are logged, not shown). */
   upstreams: z
     .array(

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { apiKeySchema, createKeyBody, healthSchema } from '../http/schemas.js';
 import { createApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
+import { storeHealth } from '../store-status.js';
 import { SERVER_VERSION } from '../version.js';
 import { defineRoute, type Route } from './define.js';
 
@@ -41,14 +42,20 @@ export function adminRoutes(server: ServerContext): Route[] {
       roles: 'public',
       response: healthSchema,
       async handler() {
+        const problem = await server.storeHealth?.();
+        if (problem !== undefined) throw new CallgateError('gate-unavailable', problem);
         const upstreams = server.gateway
           ?.status()
           .map(({ name, status, tools }) => ({ name, status, tools: tools.length }));
+        const storeStatus = await storeHealth(store);
         const problems = await server.health.problems();
+        if (storeStatus.status !== 'ok' && !problems.some((problem) => problem.check === 'store'))
+          problems.push({ check: 'store', message: storeStatus.reason ?? 'the store cannot write' });
         return {
           status: server.lifecycle.draining ? 'draining' : problems.length > 0 ? 'degraded' : 'ok',
           version: SERVER_VERSION,
           log_key: server.publicKey,
+          store: storeStatus,
           ...(problems.length > 0 ? { problems } : {}),
           ...(upstreams ? { upstreams } : {}),
         };

@@ -8,12 +8,14 @@ import { readBodyText } from '../http/validation.js';
 import { findApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
 import { SCRIPT, STYLE_SHEET } from './assets.js';
+import { clientAddress } from './client-address.js';
 import { applyHistoryFilter, historyContent, historyFilter } from './history.js';
 import { inboxContent, inboxList } from './inbox.js';
 import { type Markup, page, UI_HEADERS } from './layout.js';
 import { runContent, runsContent, timelineTable, type VerificationView } from './runs.js';
 import { SESSION_COOKIE, type Session, type SessionStore } from './session.js';
 import { errorContent, signInContent } from './sign-in.js';
+import { SignInLimiter } from './sign-in-limit.js';
 
 const FORM_LIMIT = 64 * 1024;
 const HEARTBEAT_MS = 15_000;
@@ -114,8 +116,21 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
     return render(c, { title: 'Sign in', session, content: signInContent(session) });
   });
 
+  const limiter = new SignInLimiter({ clock: server.clock });
   app.post('/ui/sign-in', async (c) => {
     const previous = sessions.get(getCookie(c, SESSION_COOKIE));
+    const retryAfter = limiter.attempt(clientAddress(c));
+    if (retryAfter !== undefined) {
+      const message = `Too many sign-in attempts from your address; try again in ${retryAfter} s.`;
+      const anonymous = previous ?? sessions.create();
+      setSessionCookie(c, anonymous);
+      c.header('Retry-After', String(retryAfter));
+      return render(
+        c,
+        { title: 'Sign in', session: anonymous, content: signInContent(anonymous, message) },
+        429,
+      );
+    }
     const form = await readForm(c, previous);
     const key = await findApiKey(engine.store, (form.get('key') ?? '').trim());
     const anonymous = previous as Session;

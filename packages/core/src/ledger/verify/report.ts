@@ -23,6 +23,7 @@ export const VERIFY_CHECKS = [
   'policy-missing',
   'opening',
   'run-end',
+  'witness',
 ] as const;
 /** One check of {@link VERIFY_CHECKS}. */
 export type VerifyCheck = (typeof VERIFY_CHECKS)[number];
@@ -64,6 +65,10 @@ export interface VerifyOptions {
    * the pinned key: the bundle must reach at least their size and agree on any root of equal size.
    */
   knownCheckpoints?: string[];
+  /** Witness vkeys (c2sp.org/tlog-cosignature, Ed25519): the newest checkpoint must be cosigned by `quorum` of them. */
+  witnesses?: string[];
+  /** How many of `witnesses` must have cosigned. Default: all of them. */
+  quorum?: number;
 }
 
 /** The part of a record a failure names, read defensively from unchecked input. */

@@ -17,9 +17,12 @@ import type { Checkpoint } from '../signed-note.js';
 import { checkCalls } from './calls.js';
 import { checkCheckpoints, checkConsistency, checkKey, checkTruncation } from './checkpoints.js';
 import { checkOpenings, checkPolicies } from './contents.js';
+import { checkDanglingProofs } from './dangling-proofs.js';
 import { type InclusionItem, verifyInclusions } from './inclusion.js';
 import { type CheckedRecords, checkRecords, lastRecordOfRuns, leafOf } from './records.js';
 import { Findings, type VerifyOptions, type VerifyReport } from './report.js';
+import { resolveRotations } from './rotations.js';
+import { checkWitnesses } from './witnesses.js';
 
 /** `inclusion`: one proof per record, for its seq, under the last checkpoint, and it holds. */
 function checkInclusion(
@@ -169,10 +172,13 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
 
   // The checks below read only the fields both versions share (never `proofs`).
   const shared = bundle as Bundle;
-  const key = checkKey(shared, options, findings);
-  const bodies = checkCheckpoints(shared, key, findings);
+  const rotations = resolveRotations(shared, options, findings);
+  const key = checkKey(shared, rotations.options, findings);
+  const bodies = checkCheckpoints(shared, key && (rotations.keyFor ?? key), findings);
   checkConsistency(shared, bodies, findings);
   checkTruncation(bodies, key, options, findings);
+  checkWitnesses(shared, options, findings);
+  checkDanglingProofs(shared, bodies, findings);
   if (bundle.records.length > 0 && bundle.checkpoints.length === 0)
     findings.fail('checkpoint-missing', 'the bundle has records but no checkpoint');
 

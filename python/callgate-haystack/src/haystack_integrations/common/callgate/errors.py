@@ -46,6 +46,7 @@ ERROR_KINDS: tuple[str, ...] = (
     "conflict",
     "ledger-invalid",
     "internal",
+    "store-unavailable",
 )
 
 
@@ -252,6 +253,12 @@ class InternalError(CallgateRequestError):
     kind: ClassVar[str] = "internal"
 
 
+class StoreUnavailable(CallgateRequestError):
+    """The server's store cannot write (disk full, I/O error); retry once it has recovered."""
+
+    kind: ClassVar[str] = "store-unavailable"
+
+
 _BY_KIND: dict[str, type[CallgateError]] = {
     cls.kind: cls
     for cls in (
@@ -275,6 +282,7 @@ _BY_KIND: dict[str, type[CallgateError]] = {
         Conflict,
         LedgerInvalid,
         InternalError,
+        StoreUnavailable,
     )
 }
 

@@ -1,0 +1,133 @@
+// `callgate witness serve`: a witness (c2sp.org/tlog-witness) in its own process, with its own key
+// and state folder, cosigning the checkpoints of the logs it is told to trust.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { resolve } from 'node:path';
+import { parseVerifierKey, Witness, witnessSignerFromPrivateKey } from '@callgate/core';
+import type { Command } from 'commander';
+import { FileWitnessState, loadOrCreateWitnessKey } from '../witness/files.js';
+
+/** Default key name of a witness (the first part of its vkey). */
+export const DEFAULT_WITNESS_NAME = 'callgate.local/witness';
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** Options of {@link startWitness}. */
+export interface WitnessServeOptions {
+  data: string;
+  /** Verifier keys of the logs to witness; each key's name is the log's origin. */
+  log: string[];
+  name?: string;
+  host?: string;
+  port?: number;
+}
+
+/** A running witness: its vkey, URL and how to stop it. */
+export interface RunningWitness {
+  verifierKey: string;
+  url: string;
+  close(): Promise<void>;
+}
+
+async function readBody(request: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Starts a witness over HTTP: `POST /add-checkpoint` (tlog-witness). Listens on 127.0.0.1 and an
+ * ephemeral port unless told otherwise.
+ * @throws CallgateError `request-invalid` for a log key that is not a verifier key.
+ */
+export async function startWitness(options: WitnessServeOptions): Promise<RunningWitness> {
+  const folder = resolve(options.data);
+  const logs = new Map<string, string>();
+  for (const key of options.log) logs.set(parseVerifierKey(key).name, key);
+  const signer = witnessSignerFromPrivateKey(
+    options.name ?? DEFAULT_WITNESS_NAME,
+    loadOrCreateWitnessKey(folder),
+  );
+  const witness = new Witness({ signer, logs, state: new FileWitnessState(folder) });
+  const server: Server = createServer((request, response) => {
+    if (request.url !== '/add-checkpoint' || request.method !== 'POST') {
+      response.writeHead(request.url === '/add-checkpoint' ? 405 : 404, { 'content-type': 'text/plain' });
+      response.end(request.url === '/add-checkpoint' ? 'POST only\n' : 'not found\n');
+      return;
+    }
+    readBody(request)
+      .then(async (body) => {
+        if (body === undefined) {
+          response.writeHead(413, { 'content-type': 'text/plain' }).end('request too large\n');
+          return;
+        }
+        const answer = await witness.addCheckpoint(body);
+        response.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body);
+      })
+      .catch((error: unknown) => {
+        response.writeHead(500, { 'content-type': 'text/plain' }).end(`${(error as Error).message}\n`);
+      });
+  });
+  await new Promise<void>((ready, fail) => {
+    server.once('error', fail);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => ready());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    verifierKey: signer.verifierKey,
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Registers `callgate witness serve` and `callgate witness key`. */
+export function registerWitnessCommands(
+  program: Command,
+  context: { print: (line: string) => void; setExitCode: (code: number) => void; exitCodes: string },
+): void {
+  const witness = program
+    .command('witness')
+    .description('a witness for callgate logs (C2SP tlog-witness): its own key, state and process');
+  witness
+    .command('serve')
+    .description('cosign checkpoints of the given logs, each only if consistent with the last one cosigned')
+    .requiredOption('--data <dir>', "the witness's folder (its key and state)")
+    .requiredOption(
+      '--log <key>',
+      'verifier key of a log to witness (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option('--name <name>', `the witness's key name (default ${DEFAULT_WITNESS_NAME})`)
+    .option('--host <host>', 'address to listen on (default 127.0.0.1)')
+    .option('--port <port>', 'port to listen on (default 0: a free one)', Number)
+    .addHelpText('after', context.exitCodes)
+    .action(async (options: WitnessServeOptions) => {
+      const running = await startWitness(options);
+      context.print(`witness ${running.verifierKey}`);
+      context.print(`listening on ${running.url} (POST /add-checkpoint)`);
+      await new Promise<void>((stop) => {
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await running.close();
+      context.setExitCode(0);
+    });
+  witness
+    .command('key')
+    .description("print the witness's vkey (pin it with callgate verify --witness)")
+    .requiredOption('--data <dir>', "the witness's folder")
+    .option('--name <name>', `the witness's key name (default ${DEFAULT_WITNESS_NAME})`)
+    .action((options: { data: string; name?: string }) => {
+      const seed = loadOrCreateWitnessKey(resolve(options.data));
+      context.print(witnessSignerFromPrivateKey(options.name ?? DEFAULT_WITNESS_NAME, seed).verifierKey);
+      context.setExitCode(0);
+    });
+}

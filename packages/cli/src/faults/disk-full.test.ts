@@ -1,0 +1,138 @@
+// A full disk, for real: the data folder lives on a small tmpfs, a filler file takes the rest of
+// its space, and the server keeps answering with a typed error and a degraded health until the
+// space comes back, when writes resume by themselves. Needs root for `mount -t tmpfs`; where
+// mounting is not permitted the test says so and is skipped (the same path is covered by the
+// store's own fault tests, with an injected I/O error).
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadPolicy } from '@callgate/core';
+import { createApiKey, createApp, startServer } from '@callgate/server';
+import { openEmbedded } from '@callgate/store-sqlite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const POLICY = `
+version: 1
+default: deny
+rules:
+  - id: writes
+    match: { tools: [write_note] }
+    effect: allow
+`;
+const TOOLS = [
+  {
+    name: 'write_note',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  },
+];
+
+let mountPoint: string | undefined;
+let skipReason: string | undefined;
+
+beforeAll(() => {
+  const folder = mkdtempSync(join(tmpdir(), 'callgate-tmpfs-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', folder], { stdio: 'pipe' });
+    mountPoint = folder;
+  } catch (error) {
+    skipReason = `mount -t tmpfs is not permitted here: ${(error as Error).message.split('\n')[0]}`;
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+afterAll(() => {
+  if (!mountPoint) return;
+  execFileSync('umount', ['-l', mountPoint], { stdio: 'pipe' });
+  rmSync(mountPoint, { recursive: true, force: true });
+});
+
+/** Writes a file of zeros until the file system is full; returns its path. */
+function fillDisk(folder: string): string {
+  const path = join(folder, 'filler');
+  const descriptor = openSync(path, 'w');
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (;;) writeSync(descriptor, chunk);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+  } finally {
+    closeSync(descriptor);
+  }
+  // Smaller writes take the last few pages too.
+  const tail = openSync(path, 'a');
+  try {
+    for (;;) writeSync(tail, Buffer.alloc(512));
+  } catch {
+    // full
+  } finally {
+    closeSync(tail);
+  }
+  return path;
+}
+
+describe('a full disk', () => {
+  it('gives store-unavailable (503), health degraded and quick, and writes resume when space returns', async (context) => {
+    if (!mountPoint) {
+      console.warn(`disk-full test skipped: ${skipReason}`);
+      context.skip();
+      return;
+    }
+    const dataDir = join(mountPoint, 'data');
+    const embedded = await openEmbedded({
+      dataDir,
+      policy: loadPolicy(POLICY, { source: 'test' }),
+      tools: TOOLS,
+    });
+    const app = createApp({ engine: embedded.engine, publicKey: embedded.verifierKey });
+    const { key } = await createApiKey(embedded.store, { role: 'agent', name: 'agent' });
+    const server = await startServer({ app, port: 0, signals: [] });
+    try {
+      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+      const post = (path: string, body: unknown) =>
+        fetch(`${server.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const health = async () =>
+        (await (await fetch(`${server.url}/v1/health`)).json()) as {
+          status: string;
+          store: { status: string; reason?: string };
+        };
+      const run = (await (await post('/v1/runs', { framework: 'test' })).json()) as { run_id: string };
+      const decide = (id: string) =>
+        post(`/v1/runs/${run.run_id}/decisions`, {
+          calls: [{ id, tool: 'write_note', arguments: { text: 'x'.repeat(20_000) } }],
+        });
+      expect((await decide('before')).status).toBe(200);
+      expect(await health()).toMatchObject({ status: 'ok', store: { status: 'ok' } });
+
+      const filler = fillDisk(mountPoint);
+      let refused: Response | undefined;
+      for (let index = 0; index < 200 && !refused; index += 1) {
+        const response = await decide(`full-${index}`);
+        if (response.status !== 200) refused = response;
+      }
+      expect(refused?.status).toBe(503);
+      const body = (await refused?.json()) as { error: { kind: string; message: string } };
+      expect(body.error.kind).toBe('store-unavailable');
+      expect(body.error.message).toMatch(/SQLITE_FULL/);
+      const started = performance.now();
+      const degraded = await health();
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(degraded).toMatchObject({ status: 'degraded', store: { status: 'unavailable' } });
+      expect(degraded.store.reason).toMatch(/SQLITE_FULL/);
+      // Reads still answer.
+      expect((await fetch(`${server.url}/v1/runs/${run.run_id}`, { headers })).status).toBe(200);
+
+      rmSync(filler);
+      let resumed = 0;
+      for (let index = 0; index < 50 && resumed === 0; index += 1) {
+        const response = await decide(`after-${index}`);
+        if (response.status === 200) resumed += 1;
+        else await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(resumed).toBe(1);
+      expect(await health()).toMatchObject({ status: 'ok', store: { status: 'ok' } });
+    } finally {
+      await server.close();
+    }
+  });
+});
