@@ -145,15 +145,22 @@ const done = await run(agent, state);
 say(`model: ${done.finalOutput}`);
 await resumedGate.finish(done);
 
-const bundle = await engine.exportRun(context.callgate.run_id);
-const report = verifyBundle(JSON.parse(JSON.stringify(bundle)), {
-  publicKey: signer.verifierKey,
-  strict: true,
-});
-const ends = bundle.records
-  .filter((record) => record.type === 'call-end')
-  .map((record) => `${record.call_id}:${record.outcome}`);
-say(`ledger: ${report.ok ? 'verified' : 'NOT verified'}, outcomes ${ends.sort().join(' ')}`);
+// The researcher's own calls are in a child run whose run-start names the call that asked it.
+const runId = context.callgate.run_id;
+const children = (await store.listRuns({ limit: 100 })).filter((run) => run.parent_run_id === runId);
+const bundles = await Promise.all(
+  [runId, ...children.map((run) => run.run_id)].map((id) => engine.exportRun(id)),
+);
+const verified = bundles.every(
+  (bundle) =>
+    verifyBundle(JSON.parse(JSON.stringify(bundle)), { publicKey: signer.verifierKey, strict: true }).ok,
+);
+const ends = bundles.flatMap((bundle) =>
+  bundle.records
+    .filter((record) => record.type === 'call-end')
+    .map((record) => `${record.call_id}:${record.outcome}`),
+);
+say(`ledger: ${verified ? 'verified' : 'NOT verified'}, outcomes ${ends.sort().join(' ')}`);
 await engine.close();
 
 const expected = [

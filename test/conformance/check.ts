@@ -7,6 +7,7 @@ import {
   type Adapter,
   type ExpectedCall,
   expectedCalls,
+  IN_APP_REVIEWER,
   type ModelSaw,
   type Scenario,
   type ScriptedCall,
@@ -64,7 +65,14 @@ export async function checkScenario(
 ) {
   const expected = expectedCalls(scenario, adapter);
   const scripted = scriptedCalls(scenario);
-  const records = await world.records(observed.runId);
+  // The runs of agents used as tools, where a framework gives them their own (child) run.
+  const children = (await world.store.listRuns({ limit: 1000 }))
+    .filter((run) => run.parent_run_id === observed.runId)
+    .map((run) => run.run_id);
+  const records = [
+    ...(await world.records(observed.runId)),
+    ...(await Promise.all(children.map((runId) => world.records(runId)))).flat(),
+  ];
   const decisions = recordsOf(records, 'call-decision');
   expect(
     decisions.map((record) => record.tool),
@@ -77,13 +85,15 @@ export async function checkScenario(
   expected.forEach((want: ExpectedCall, index) => {
     const call = scripted[index] as ScriptedCall;
     const given = call.id ? call.id : undefined;
-    const nth = given ? (seen.get(given) ?? 0) + 1 : 0;
-    if (given) seen.set(given, nth);
+    // A call whose id the framework could not keep (a repeat within its step) is minted.
+    const kept = given && !want.minted ? given : undefined;
+    const nth = kept ? (seen.get(kept) ?? 0) + 1 : 0;
+    if (kept) seen.set(kept, nth);
     const decision = decisions.find(
       (record) =>
         !used.has(record) &&
-        (given
-          ? record.call_id === given && record.attempt === nth
+        (kept
+          ? record.call_id === kept && record.attempt === nth
           : record.minted && record.tool === call.tool),
     );
     const where = `${scenario.id} call ${index} (${call.tool} ${JSON.stringify(call.id)})`;
@@ -111,6 +121,9 @@ export async function checkScenario(
       (record) => record.call_id === decision.call_id,
     );
     expect(approval?.status, `${where}: approval-response`).toBe(want.approval);
+    if (scenario.reviewer === 'in-app' && approval) {
+      expect(approval.reviewer, `${where}: the in-app reviewer answered`).toBe(IN_APP_REVIEWER);
+    }
     const ends = recordsOf(records, 'call-end').filter(
       (record) => record.call_id === decision.call_id && record.attempt === decision.attempt,
     );
@@ -131,5 +144,7 @@ export async function checkScenario(
     .map((call) => call.tool)
     .sort();
   expect(ranTools, `${scenario.id}: the tools that ran`).toEqual(wantTools);
-  expect(recordsOf(records, 'run-end'), `${scenario.id}: run-end`).toHaveLength(1);
+  expect(recordsOf(records, 'run-end'), `${scenario.id}: one run-end per run`).toHaveLength(
+    1 + children.length,
+  );
 }

@@ -6,6 +6,9 @@
 import type { ErrorKind, Outcome } from '@callgate/protocol';
 import table from './scenarios.json' with { type: 'json' };
 
+/** The reviewer an `in-app` answer is recorded as (the person the app signed in). */
+export const IN_APP_REVIEWER = 'in-app@conformance';
+
 /** The adapters the table runs against. */
 export const ADAPTERS = ['ai-sdk', 'openai-agents', 'langchain'] as const satisfies readonly string[];
 export type Adapter = (typeof ADAPTERS)[number];
@@ -74,8 +77,13 @@ export interface Scenario {
   title: string;
   /** The scripted model's turns; after the last, it answers `done`. */
   turns: Turn[];
-  /** How the reviewer answers asks (through callgate's approval port). Default: no asks expected. */
-  reviewer?: 'approve' | 'deny' | 'silent';
+  /**
+   * How the reviewer answers asks: through callgate's approval port (`approve`, `deny`, or no
+   * answer: `silent`), or `in-app`: a person approves in the framework's own approval flow (the
+   * SDK's approval parts in a chat app, a LangGraph interrupt resumed with a Command), answered
+   * in callgate as reviewer {@link IN_APP_REVIEWER}. Default: no asks expected.
+   */
+  reviewer?: 'approve' | 'deny' | 'silent' | 'in-app';
   /** The policy's approval wait limit (default 5s). */
   approvalWait?: string;
   /** Run the agent streaming. */

@@ -3,6 +3,7 @@
 // scenario's reviewer would.
 import { CallgateClient, remoteGovernor } from '@callgate/client';
 import {
+  type ApprovalAnswerer,
   type ApprovalPort,
   CallbackApprovalPort,
   Engine,
@@ -11,6 +12,7 @@ import {
   Ledger,
   loadPolicy,
   localGovernor,
+  localReviewer,
   logSignerFromPrivateKey,
   MemoryStore,
   type ToolSpec,
@@ -18,7 +20,7 @@ import {
 } from '@callgate/core';
 import type { LedgerRecord } from '@callgate/protocol';
 import { createApiKey, createApp } from '@callgate/server';
-import type { Scenario } from './scenarios.js';
+import { IN_APP_REVIEWER, type Scenario } from './scenarios.js';
 
 /** How an adapter reaches callgate: an engine in the same process, or a server over HTTP. */
 export const MODES = ['in-process', 'remote'] as const;
@@ -136,6 +138,8 @@ export async function conformanceWorld(
   });
   const executions: Execution[] = [];
   let governor: Governor;
+  // Who answers `in-app` asks: the signed-in person's reviewer key (remote) or the engine.
+  let reviewer: ApprovalAnswerer = localReviewer(engine, IN_APP_REVIEWER);
   if (mode === 'remote') {
     const app = createApp({ engine, publicKey: signer.verifierKey });
     const { key } = await createApiKey(store, { role: 'agent', name: 'conformance-agent' });
@@ -145,12 +149,19 @@ export async function conformanceWorld(
       fetch: (input, init) => Promise.resolve(app.request(String(input), init)),
     });
     governor = remoteGovernor(client);
+    const reviewerKey = await createApiKey(store, { role: 'reviewer', name: IN_APP_REVIEWER });
+    reviewer = new CallgateClient({
+      url: 'http://callgate.test',
+      apiKey: reviewerKey.key,
+      fetch: (input, init) => Promise.resolve(app.request(String(input), init)),
+    });
   } else {
     governor = localGovernor(engine);
   }
   return {
     engine,
     governor,
+    reviewer,
     store,
     executions,
     /** Runs a conformance tool for real: recorded in `executions`. */

@@ -14,17 +14,13 @@ export interface ApprovalRequestPart {
   isAutomatic?: boolean;
 }
 
-/** Where callgate names its approval in an SDK approval request's reason. */
-const APPROVAL_MARK = /\(callgate approval (ap-[A-Za-z0-9-]+)\)\s*$/;
-
-/** The reason of an SDK approval request for callgate approval `approvalId`. */
+/**
+ * The reason of an SDK approval request for callgate approval `approvalId`: the policy's reason,
+ * naming the approval for the person reading it (adapters find the approval by run and call id,
+ * never by reading this text).
+ */
 export function requestReason(reason: string, approvalId: string): string {
   return `${reason} (callgate approval ${approvalId})`;
-}
-
-/** The callgate approval id named in an SDK approval request's reason, if any. */
-export function approvalIdIn(reason: string | undefined): string | undefined {
-  return reason ? APPROVAL_MARK.exec(reason)?.[1] : undefined;
 }
 
 export function isApprovalRequest(part: unknown): part is ApprovalRequestPart {

@@ -146,7 +146,7 @@ function conformanceTools(
       const { model, saw } = scriptedModel(subagent ?? []);
       // Subagents cannot use the SDK's approval parts: asks wait for callgate's answer in place.
       const result = await generateText({
-        model,
+        model: gate.model(model),
         prompt: question,
         stopWhen: stepCountIs(10),
         ...gate.settings(inner, { approvals: 'wait' }),
@@ -170,7 +170,12 @@ async function runScenario(scenario: Scenario, mode: Mode) {
     const { model, saw } = scriptedModel(scenario.turns);
     const messages: ModelMessage[] = [{ role: 'user', content: 'go' }];
     for (let round = 0; round < 4; round++) {
-      const settings = { model, messages, stopWhen: stepCountIs(10), ...gate.settings(tools) };
+      const settings = {
+        model: gate.model(model),
+        messages,
+        stopWhen: stepCountIs(10),
+        ...gate.settings(tools),
+      };
       let responseMessages: ModelMessage[];
       let content: readonly unknown[];
       if (scenario.streaming) {
@@ -186,6 +191,26 @@ async function runScenario(scenario: Scenario, mode: Mode) {
         content = result.content;
       }
       messages.push(...responseMessages);
+      if (scenario.reviewer === 'in-app') {
+        // The person approves in the chat app (useChat's addToolApprovalResponse); the route
+        // handler forwards the answers to callgate with the person's reviewer key.
+        const requests = content.filter(
+          (part): part is { type: 'tool-approval-request'; approvalId: string } =>
+            (part as { type?: string }).type === 'tool-approval-request',
+        );
+        if (requests.length === 0) break;
+        messages.push({
+          role: 'tool',
+          content: requests.map((part) => ({
+            type: 'tool-approval-response' as const,
+            approvalId: part.approvalId,
+            approved: true,
+          })),
+        });
+        const forwarded = await gate.forwardApprovalResponses(messages, { reviewer: world.reviewer });
+        expect(forwarded).toHaveLength(requests.length);
+        continue;
+      }
       const responses = await gate.approvalResponses(content);
       if (responses.length === 0) break;
       messages.push({ role: 'tool', content: responses });

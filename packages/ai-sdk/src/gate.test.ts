@@ -2,11 +2,11 @@
 // another process), approvals the app forges in the SDK's history, arguments changed after the
 // decision, failing closed, tools used without the approval function, and outcomes of failing
 // and streaming tools. Node 22.
-import type { Governor } from '@callgate/core';
+import { type Governor, localReviewer } from '@callgate/core';
 import { generateText, jsonSchema, type ModelMessage, stepCountIs, type ToolSet, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ConformanceWorld, conformanceWorld } from '../../../test/conformance/world.js';
+import { type ConformanceWorld, conformanceWorld, MODES } from '../../../test/conformance/world.js';
 import { createAiSdkGate } from './index.js';
 
 const usage = {
@@ -123,6 +123,81 @@ describe('@callgate/ai-sdk approvals through the SDK parts', () => {
     await second.end();
     expect(await outcomes(world, first.runId)).toEqual([['c1', 'ok', undefined]]);
   });
+
+  it.each(MODES)(
+    'finds the approval by run and call id, whatever the request part says (%s)',
+    async (mode) => {
+      world = await conformanceWorld({ reviewer: 'approve' }, mode);
+      const first = await createAiSdkGate({ governor: world.governor });
+      const m = model([invoice]);
+      const asked = await generateText({ model: m, prompt: 'invoice acme', ...first.settings(tools(world)) });
+      const history: ModelMessage[] = JSON.parse(JSON.stringify(asked.response.messages));
+      // A chat app's stored history keeps the request's ids, not necessarily its reason text.
+      for (const message of history) {
+        if (message.role !== 'assistant' || typeof message.content === 'string') continue;
+        for (const part of message.content) if (part.type === 'tool-approval-request') delete part.reason;
+      }
+      const second = await createAiSdkGate({ governor: world.governor, runId: first.runId });
+      const responses = await second.approvalResponses(history);
+      expect(responses).toEqual([expect.objectContaining({ approved: true })]);
+      history.push({ role: 'tool', content: responses });
+      await generateText({
+        model: m,
+        messages: history,
+        stopWhen: stepCountIs(5),
+        ...second.settings(tools(world)),
+      });
+      expect(world.executions).toEqual([{ tool: 'send_invoice', arguments: { to: 'acme', amount: 5000 } }]);
+      await second.end();
+      expect(await outcomes(world, first.runId)).toEqual([['c1', 'ok', undefined]]);
+    },
+  );
+
+  it.each([true, false])(
+    'forwards an in-app answer (approved: %s) as the reviewer, and records the outcome',
+    async (approved) => {
+      world = await conformanceWorld({ reviewer: 'silent' });
+      const gate = await createAiSdkGate({ governor: world.governor });
+      const m = model([invoice]);
+      const asked = await generateText({ model: m, prompt: 'invoice acme', ...gate.settings(tools(world)) });
+      const history: ModelMessage[] = JSON.parse(JSON.stringify(asked.response.messages));
+      const request = asked.content.find((part) => part.type === 'tool-approval-request');
+      // What useChat sends after addToolApprovalResponse, as convertToModelMessages makes it.
+      history.push({
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-approval-response',
+            approvalId: request?.approvalId ?? '',
+            approved,
+            ...(approved ? {} : { reason: 'not this month' }),
+          },
+        ],
+      });
+      const next = await createAiSdkGate({ governor: world.governor, runId: gate.runId });
+      const forwarded = await next.forwardApprovalResponses(history, {
+        reviewer: localReviewer(world.engine, 'alice@example.com'),
+      });
+      expect(forwarded).toEqual([expect.objectContaining({ toolCallId: 'c1', approved })]);
+      await generateText({
+        model: m,
+        messages: history,
+        stopWhen: stepCountIs(5),
+        ...next.settings(tools(world)),
+      });
+      expect(world.executions).toHaveLength(approved ? 1 : 0);
+      await next.end();
+      const records = await world.records(gate.runId);
+      expect(
+        records
+          .filter((record) => record.type === 'approval-response')
+          .map((record) => [record.status, record.reviewer]),
+      ).toEqual([[approved ? 'approved' : 'denied', 'alice@example.com']]);
+      expect(await outcomes(world, gate.runId)).toEqual([
+        approved ? ['c1', 'ok', undefined] : ['c1', 'denied', 'approval-denied'],
+      ]);
+    },
+  );
 
   it('never runs a call the app approved in the SDK while callgate did not', async () => {
     world = await conformanceWorld({ reviewer: 'silent' });

@@ -1,30 +1,34 @@
-import type { Governor, Logger } from '@callgate/core';
+import type { ApprovalAnswerer, Governor, Logger } from '@callgate/core';
 import {
   type GovernedCall,
   GovernedCalls,
+  mintCallId,
   type Refusal,
   refusalText,
   runArguments,
-  type StartedCall,
 } from '@callgate/core';
-import type {
-  GenericToolApprovalFunction,
-  ModelMessage,
-  Tool,
-  ToolApprovalResponse,
-  ToolApprovalStatus,
-  ToolCallRepairFunction,
-  ToolExecutionOptions,
-  ToolSet,
+import {
+  type GenericToolApprovalFunction,
+  type LanguageModel,
+  type LanguageModelMiddleware,
+  type ModelMessage,
+  type Tool,
+  type ToolApprovalResponse,
+  type ToolApprovalStatus,
+  type ToolCallRepairFunction,
+  type ToolSet,
+  wrapLanguageModel,
 } from 'ai';
 import {
   type ApprovalRequestPart,
-  approvalIdIn,
   approvedRequestFor,
   isApprovalRequest,
   requestReason,
   requestToolCallId,
 } from './approval-parts.js';
+import { callIdsMiddleware, type ModelToolCall } from './call-ids.js';
+import { changed, governedTools } from './governed-tools.js';
+import { type ForwardedAnswer, forwardApprovalResponses } from './in-app-approvals.js';
 import { type ToolSpecExtras, toolSpecOf } from './tool-specs.js';
 
 /**
@@ -66,7 +70,6 @@ export interface AiSdkGateSettings<TOOLS extends ToolSet> {
 }
 
 type ApprovalInput = Parameters<GenericToolApprovalFunction<ToolSet, never, unknown>>[0];
-type ExecuteFunction = (input: unknown, options: ToolExecutionOptions<never>) => unknown;
 
 /**
  * Starts (or continues) a callgate run and returns the gate for the AI SDK calls of that run.
@@ -101,6 +104,9 @@ export class AiSdkGate {
   readonly #mode: ApprovalMode;
   readonly #extras: Record<string, ToolSpecExtras>;
   readonly #specs = new Map<string, ReturnType<typeof toolSpecOf>>();
+  readonly #tools = new Map<string, Tool>();
+  /** Keys of calls the model middleware decided (under callgate's id), not yet seen by the SDK's hooks. */
+  readonly #identified = new Set<string>();
 
   constructor(options: AiSdkGateOptions, runId: string) {
     this.runId = runId;
@@ -132,6 +138,26 @@ export class AiSdkGate {
     };
   }
 
+  /**
+   * `model` with the gate's model middleware ({@link middleware}): pass it as the `model` of
+   * `generateText`, `streamText` or `ToolLoopAgent` whenever the model may give calls an empty
+   * or repeated id.
+   */
+  model(model: Exclude<LanguageModel, string>): Exclude<LanguageModel, string> {
+    return wrapLanguageModel({
+      model: model as Parameters<typeof wrapLanguageModel>[0]['model'],
+      middleware: this.middleware,
+    });
+  }
+
+  /**
+   * A model middleware (`wrapLanguageModel`) that gives each call of a step an id of its own:
+   * calls the model gave an empty id, or an id another call of the step has, are decided as
+   * calls without an id and take callgate's minted id (recorded as minted), so every call gets
+   * exactly one result in the history the next model call reads.
+   */
+  readonly middleware: LanguageModelMiddleware = callIdsMiddleware((calls) => this.#identify(calls));
+
   /** The approval function (`toolApproval`) in the gate's default approval mode. */
   readonly toolApproval: GenericToolApprovalFunction<ToolSet, never, unknown> = (input) =>
     this.#approve(input as ApprovalInput, this.#mode);
@@ -147,24 +173,11 @@ export class AiSdkGate {
    * its outcome is recorded. A refused call returns `{"error": {...}}` instead of running.
    */
   tools<TOOLS extends ToolSet>(tools: TOOLS): TOOLS {
-    const wrapped: Record<string, Tool> = {};
-    for (const [name, tool] of Object.entries(tools)) {
-      const execute = (tool as { execute?: ExecuteFunction }).execute;
-      if (typeof execute !== 'function') {
-        wrapped[name] = tool;
-        continue;
-      }
-      // The SDK streams a tool's outputs when `execute` returns an async iterable itself (not a
-      // promise of one), so a streaming tool gets a streaming wrapper.
-      const streaming = Object.prototype.toString.call(execute) === '[object AsyncGeneratorFunction]';
-      const governed = streaming
-        ? (input: unknown, options: ToolExecutionOptions<never>) =>
-            this.#executeStream(name, tool, execute, input, options)
-        : (input: unknown, options: ToolExecutionOptions<never>) =>
-            this.#execute(name, tool, execute, input, options);
-      wrapped[name] = { ...tool, execute: governed } as Tool;
-    }
-    return wrapped as TOOLS;
+    for (const [name, tool] of Object.entries(tools)) this.#tools.set(name, tool);
+    return governedTools(tools, {
+      calls: this.#calls,
+      decide: (key, name, input, tool) => this.#decide(key, name, input, tool),
+    });
   }
 
   /**
@@ -187,7 +200,7 @@ export class AiSdkGate {
     }
     return Promise.all(
       parts.map(async (part): Promise<ToolApprovalResponse> => {
-        const call = this.#pendingCall(requestToolCallId(part), part.toolCall?.toolName, part);
+        const call = await this.#pendingCall(requestToolCallId(part), part.toolCall?.toolName);
         const refusal = call
           ? await this.#calls.settle(call, options.waitMs ?? this.#calls.approvalWaitMs, options.signal)
           : noApproval(requestToolCallId(part));
@@ -208,6 +221,24 @@ export class AiSdkGate {
         };
       }),
     );
+  }
+
+  /**
+   * In-app approvals: forwards the chat app's answers in `messages` (useChat's
+   * `tool-approval-response` parts, converted with `convertToModelMessages`) to callgate as
+   * answers of `reviewer` — the signed-in user's reviewer key (a `CallgateClient`), so the
+   * ledger names that user. Call it in the route handler before `streamText`; the approved calls
+   * then run (see {@link forwardApprovalResponses}).
+   */
+  forwardApprovalResponses(
+    messages: readonly ModelMessage[],
+    options: { reviewer: ApprovalAnswerer },
+  ): Promise<ForwardedAnswer[]> {
+    return forwardApprovalResponses(messages, {
+      governor: this.#calls.governor,
+      runId: this.runId,
+      reviewer: options.reviewer,
+    });
   }
 
   /** Records a model message (its content is committed in the ledger, never stored there). */
@@ -238,25 +269,55 @@ export class AiSdkGate {
     return call as GovernedCall;
   }
 
-  /** The pending call under `key`, or one adopted from the callgate approval named in `part`. */
-  #pendingCall(key: string, tool: string | undefined, part: ApprovalRequestPart): GovernedCall | undefined {
+  /** Decides calls the model gave no usable id as calls without one; returns callgate's ids. */
+  async #identify(calls: readonly ModelToolCall[]): Promise<string[]> {
+    const specs = await Promise.all(
+      [...new Set(calls.map((call) => call.toolName))]
+        .filter((name) => this.#tools.has(name))
+        .map((name) => this.#spec(name, this.#tools.get(name))),
+    );
+    const decided = await this.#calls.decide(
+      calls.map((call) => ({ id: null, tool: call.toolName, arguments: call.input })),
+      { keys: calls.map(() => ''), specs },
+    );
+    return decided.map((call) => {
+      // A call callgate could not decide (it is refused) still needs an id of its own.
+      this.#calls.rekey(call, call.callId || mintCallId());
+      this.#identified.add(call.key);
+      return call.key;
+    });
+  }
+
+  /** The call the model middleware decided under `key`, once: the SDK's hooks then take it over. */
+  #identifiedCall(key: string): GovernedCall | undefined {
+    if (!this.#identified.delete(key)) return undefined;
+    return this.#calls.open(key);
+  }
+
+  /**
+   * The pending call under `key`, or one adopted from the approval callgate asked for that call
+   * of this run (e.g. when the chat's next request reaches another process).
+   */
+  async #pendingCall(key: string, tool: string | undefined): Promise<GovernedCall | undefined> {
     const known = this.#calls.all(key).find((call) => !call.ended && call.status === 'pending');
     if (known) return known;
-    const approvalId = approvalIdIn(part.reason);
-    return approvalId ? this.#calls.adopt(key, tool, approvalId) : undefined;
+    const approval = key === '' ? undefined : await this.#calls.governor.findApproval(this.runId, key);
+    return approval ? this.#calls.adopt(key, tool, approval.id) : undefined;
   }
 
   async #approve(input: ApprovalInput, mode: ApprovalMode): Promise<ToolApprovalStatus> {
     const { toolCall, tools, messages } = input;
     const key = toolCall.toolCallId ?? '';
     const resumed = approvedRequestFor(messages, key);
-    if (resumed) return this.#resume(key, toolCall.toolName, toolCall.input, resumed);
-    const call = await this.#decide(
-      key,
-      toolCall.toolName,
-      toolCall.input,
-      tools?.[toolCall.toolName] as Tool | undefined,
-    );
+    if (resumed) return this.#resume(key, toolCall.toolName, toolCall.input);
+    const call =
+      this.#identifiedCall(key) ??
+      (await this.#decide(
+        key,
+        toolCall.toolName,
+        toolCall.input,
+        tools?.[toolCall.toolName] as Tool | undefined,
+      ));
     if (call.status === 'allowed')
       return { type: 'approved', reason: call.verdict?.decision?.reason ?? 'allowed' };
     if (call.status === 'refused') return this.#deny(call, call.error as Refusal);
@@ -271,13 +332,8 @@ export class AiSdkGate {
   }
 
   /** The SDK re-validates a call approved in an earlier turn: clear it only if callgate approved it. */
-  async #resume(
-    key: string,
-    tool: string,
-    input: unknown,
-    request: ApprovalRequestPart,
-  ): Promise<ToolApprovalStatus> {
-    const call = this.#pendingCall(key, tool, request);
+  async #resume(key: string, tool: string, input: unknown): Promise<ToolApprovalStatus> {
+    const call = await this.#pendingCall(key, tool);
     if (!call) return { type: 'denied', reason: refusalText(noApproval(key)) };
     const refusal = await this.#calls.settle(call);
     if (refusal) return this.#deny(call, refusal);
@@ -297,7 +353,8 @@ export class AiSdkGate {
       const { toolCall, tools, error } = options;
       const key = toolCall.toolCallId ?? '';
       const tool = tools?.[toolCall.toolName] as Tool | undefined;
-      const call = await this.#decide(key, toolCall.toolName, toolCall.input, tool);
+      const call =
+        this.#identifiedCall(key) ?? (await this.#decide(key, toolCall.toolName, toolCall.input, tool));
       if (call.status === 'pending' && call.approvalId) {
         await this.#calls.governor.withdrawApproval(call.approvalId, 'the AI SDK could not read the call');
       }
@@ -309,71 +366,6 @@ export class AiSdkGate {
       return null;
     };
   }
-
-  /** Clears a call for `execute`: its decided arguments and the started call, or the refusal to return. */
-  async #begin(
-    name: string,
-    tool: Tool,
-    input: unknown,
-    options: ToolExecutionOptions<never>,
-  ): Promise<{ started: StartedCall; args: Record<string, unknown> } | { error: Refusal }> {
-    const key = options.toolCallId ?? '';
-    const call = this.#calls.open(key) ?? (await this.#decide(key, name, input, tool));
-    if (call.status !== 'refused' && runArguments(call, input) === undefined) {
-      const error = changed(call);
-      await this.#calls.refuse(call, error);
-      return { error };
-    }
-    const started = await this.#calls.start(call, options.abortSignal);
-    if ('error' in started) return { error: started.error };
-    return { started, args: runArguments(call, input) ?? {} };
-  }
-
-  async #execute(
-    name: string,
-    tool: Tool,
-    execute: ExecuteFunction,
-    input: unknown,
-    options: ToolExecutionOptions<never>,
-  ): Promise<unknown> {
-    const begun = await this.#begin(name, tool, input, options);
-    if ('error' in begun) return { error: begun.error };
-    let result: unknown;
-    try {
-      result = await execute(begun.args, options);
-    } catch (error) {
-      await this.#calls.complete(begun.started, { ok: false, error });
-      throw error;
-    }
-    await this.#calls.complete(begun.started, { ok: true, result });
-    return result;
-  }
-
-  /** A streaming tool: passes its outputs through and records the last one as the call's result. */
-  async *#executeStream(
-    name: string,
-    tool: Tool,
-    execute: ExecuteFunction,
-    input: unknown,
-    options: ToolExecutionOptions<never>,
-  ): AsyncGenerator<unknown> {
-    const begun = await this.#begin(name, tool, input, options);
-    if ('error' in begun) {
-      yield { error: begun.error };
-      return;
-    }
-    let last: unknown = null;
-    try {
-      for await (const output of execute(begun.args, options) as AsyncIterable<unknown>) {
-        last = output;
-        yield output;
-      }
-    } catch (error) {
-      await this.#calls.complete(begun.started, { ok: false, error });
-      throw error;
-    }
-    await this.#calls.complete(begun.started, { ok: true, result: last });
-  }
 }
 
 function noApproval(toolCallId: string): Refusal {
@@ -381,13 +373,5 @@ function noApproval(toolCallId: string): Refusal {
     kind: 'grant-invalid',
     message: `the AI SDK approved call ${JSON.stringify(toolCallId)}, but callgate has no approval for it`,
     call_id: toolCallId,
-  };
-}
-
-function changed(call: GovernedCall): Refusal {
-  return {
-    kind: 'grant-invalid',
-    message: `the arguments of call ${call.callId} changed after callgate decided it`,
-    call_id: call.callId,
   };
 }

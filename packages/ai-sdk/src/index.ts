@@ -6,5 +6,6 @@ export { refusalText } from '@callgate/core';
 export type { ApprovalRequestPart } from './approval-parts.js';
 export type { AiSdkGateOptions, AiSdkGateSettings, ApprovalMode } from './gate.js';
 export { AiSdkGate, createAiSdkGate } from './gate.js';
+export type { ForwardedAnswer } from './in-app-approvals.js';
 export type { ToolSpecExtras } from './tool-specs.js';
 export { toolSpecOf } from './tool-specs.js';

@@ -2,7 +2,14 @@
 // the shape of `Governor` from @callgate/core (adapters take either), over the HTTP API, with
 // one request per step on the allow path: a decision consumes its grants, and a step's outcomes
 // ride with the run's next decisions request (or its end).
-import { CallgateError, type Grant, isCallgateError, type Outcome, type ToolSpec } from '@callgate/protocol';
+import {
+  type Approval,
+  CallgateError,
+  type Grant,
+  isCallgateError,
+  type Outcome,
+  type ToolSpec,
+} from '@callgate/protocol';
 import type { CallgateClient } from './client.js';
 import type {
   ApprovalState,
@@ -50,6 +57,11 @@ export interface RemoteGovernor {
    */
   withdrawApproval(approvalId: string, reason?: string): Promise<void>;
   /**
+   * `GET /v1/approvals?run_id=`: the newest approval asked for call `callId` of run `runId`
+   * (any status), or undefined. An agent key sees the approvals of its own runs only.
+   */
+  findApproval(runId: string, callId: string): Promise<Approval | undefined>;
+  /**
    * Consumes a grant: one consumed with its decision is spent here, once, for exactly its call;
    * any other goes to `POST /v1/grants/consume`. Resolves with nothing; throws `grant-invalid` on
    * any mismatch, reuse or expiry.
@@ -76,6 +88,7 @@ type Client = Pick<
   | 'getApproval'
   | 'waitForApproval'
   | 'withdrawApproval'
+  | 'listApprovals'
   | 'consumeGrant'
   | 'recordOutcome'
   | 'recordOutcomes'
@@ -177,6 +190,10 @@ export function remoteGovernor(client: Client): RemoteGovernor {
       } catch (error) {
         if (!(isCallgateError(error) && error.kind === 'conflict')) throw error;
       }
+    },
+    async findApproval(runId, callId) {
+      const approvals = await client.listApprovals({ run_id: runId });
+      return approvals.findLast((approval) => approval.call_id === callId);
     },
     async consumeGrant(token, binding) {
       const grant = spent.get(token);

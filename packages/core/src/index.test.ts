@@ -47,6 +47,7 @@ describe('@callgate/core public API', () => {
         "leafHash",
         "loadPolicy",
         "localGovernor",
+        "localReviewer",
         "logSignerFromPrivateKey",
         "merkleRoot",
         "mintCallId",

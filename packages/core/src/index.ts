@@ -54,6 +54,8 @@ export { silentLogger } from './gate/logger.js';
 export type { CallOutcomeReport } from './gate/outcomes.js';
 export type { RegisteredTool } from './gate/registry.js';
 export { ToolRegistry, validateArguments } from './gate/registry.js';
+export type { ApprovalAnswerer } from './gate/reviewer.js';
+export { localReviewer } from './gate/reviewer.js';
 export type { Commitment } from './json/canonical.js';
 export { canonicalJson, commit, commitCanonical, digestOf, opens } from './json/canonical.js';
 export type { JsonLimits } from './json/safe-json.js';

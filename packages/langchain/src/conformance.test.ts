@@ -1,6 +1,7 @@
 // The adapter scenario table (test/conformance/scenarios.ts) run against LangChain.js createAgent
 // with its own fake chat model (fakeModel from @langchain/core/testing): invoke and stream.
 import { type BaseMessage, fakeModel } from '@langchain/core/testing';
+import { Command, MemorySaver } from '@langchain/langgraph';
 import { type AgentMiddleware, AIMessage, createAgent, ToolMessage, tool } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { checkScenario, classify } from '../../../test/conformance/check.js';
@@ -18,7 +19,7 @@ import {
   type Mode,
   TOOLS,
 } from '../../../test/conformance/world.js';
-import { callgateMiddleware } from './index.js';
+import { type CallgateInterrupt, callgateMiddleware } from './index.js';
 
 /** What the model read as each result of its previous turn's calls, from the messages it received. */
 function sawInMessages(messages: BaseMessage[], calls: ScriptedCall[]): ModelSaw[] {
@@ -102,9 +103,12 @@ function conformanceTools(world: ConformanceWorld) {
 async function runScenario(scenario: Scenario, mode: Mode) {
   const world = await conformanceWorld(scenario, mode);
   try {
+    // In-app answers: asks pause the graph (a HITLRequest interrupt) and a Command resumes it.
+    const inApp = scenario.reviewer === 'in-app';
     const middleware: AgentMiddleware = callgateMiddleware({
       governor: world.governor,
       approvalWaitMs: 2_000,
+      ...(inApp ? { approvals: 'interrupt' as const, reviewer: world.reviewer } : {}),
     });
     const tools = conformanceTools(world);
     const inner = scriptedModel(scenario.subagent ?? []);
@@ -126,10 +130,23 @@ async function runScenario(scenario: Scenario, mode: Mode) {
       model: outer.model,
       tools: [...tools, researcher],
       middleware: [middleware],
+      ...(inApp ? { checkpointer: new MemorySaver() } : {}),
     });
     const input = { messages: [{ role: 'user', content: 'go' }] };
     let final: { messages: BaseMessage[]; callgateRunId?: string };
-    if (scenario.streaming) {
+    if (inApp) {
+      const config = { configurable: { thread_id: scenario.id } };
+      let state = (await agent.invoke(input, config)) as typeof final & {
+        __interrupt__?: { value: CallgateInterrupt }[];
+      };
+      for (let round = 0; round < 3 && state.__interrupt__?.length; round++) {
+        const actions = state.__interrupt__[0]?.value.actionRequests ?? [];
+        expect(actions.every((action) => action.approvalId.startsWith('ap-'))).toBe(true);
+        const resume = { decisions: actions.map(() => ({ type: 'approve' as const })) };
+        state = (await agent.invoke(new Command({ resume }), config)) as typeof state;
+      }
+      final = state;
+    } else if (scenario.streaming) {
       let last: typeof final | undefined;
       let chunks = 0;
       for await (const value of await agent.stream(input, { streamMode: 'values' })) {

@@ -3,6 +3,7 @@
 
 export type { GovernedCall, Refusal } from '@callgate/core';
 export { refusalText } from '@callgate/core';
+export type { CallgateActionRequest, CallgateInterrupt } from './interrupt-approvals.js';
 export type { CallgateMiddlewareOptions } from './middleware.js';
 export { callgateMiddleware } from './middleware.js';
 export type { ToolSpecExtras } from './tool-specs.js';

@@ -1,17 +1,18 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
-import type { Governor, Logger } from '@callgate/core';
+import type { ApprovalAnswerer, Governor, Logger } from '@callgate/core';
 import {
   type GovernedCall,
   GovernedCalls,
+  mintCallId,
   type Refusal,
   refusalOf,
   refusalText,
   runArguments,
 } from '@callgate/core';
-import type { ToolCall } from '@callgate/protocol';
+import { CallgateError, type ToolCall } from '@callgate/protocol';
 import { type AgentMiddleware, AIMessage, createMiddleware, ToolMessage } from 'langchain';
 import { z } from 'zod';
+import { askByInterrupt } from './interrupt-approvals.js';
 import { type ToolSpecExtras, toolSpecOf } from './tool-specs.js';
 
 /** Options of {@link callgateMiddleware}. */
@@ -26,6 +27,18 @@ export interface CallgateMiddlewareOptions {
   /** What callgate should know of each tool beyond its schema: annotations, trust, idempotency key. */
   toolSpecs?: Record<string, ToolSpecExtras>;
   logger?: Logger;
+  /**
+   * How an ask reaches a person.
+   * - `wait` (default): the tool call waits in place for callgate's answer (inbox, CLI,
+   *   webhook), up to `approvalWaitMs`.
+   * - `interrupt`: the graph pauses with LangGraph's `interrupt()`, its payload a `HITLRequest`
+   *   as `humanInTheLoopMiddleware` makes (each action names its callgate approval); resume with
+   *   `new Command({ resume: { decisions: [...] } })` on the same thread (a checkpointer is
+   *   required). Each decision is answered in callgate by `reviewer`.
+   */
+  approvals?: 'wait' | 'interrupt';
+  /** Who answers approvals in `interrupt` mode: a reviewer key's `CallgateClient`, or `localReviewer(engine, name)`. */
+  reviewer?: ApprovalAnswerer;
 }
 
 /** The callgate run of the governed tool call being executed: an agent used as a tool joins it. */
@@ -40,6 +53,27 @@ const stateSchema = z.object({
 
 type LangChainToolCall = { id?: string; name: string; args: unknown; type?: 'tool_call' };
 type InvalidToolCall = { id?: string; name?: string; args?: string; error?: string };
+
+/**
+ * The model's message with only its tool calls replaced: every other field it was built with
+ * (content, ids, metadata, usage, provider fields) as it is now. Calls LangChain could not parse
+ * are among the new tool calls, so `invalid_tool_calls` empties when there were any.
+ */
+function withToolCalls(message: AIMessage, toolCalls: LangChainToolCall[], invalidMoved: boolean): AIMessage {
+  const given = (message.lc_kwargs ?? {}) as Record<string, unknown>;
+  const fields = Object.fromEntries(
+    Object.keys(given).map((key) => [
+      key,
+      key in message ? (message as unknown as Record<string, unknown>)[key] : given[key],
+    ]),
+  );
+  return new AIMessage({
+    ...fields,
+    content: message.content,
+    tool_calls: toolCalls as AIMessage['tool_calls'],
+    ...(invalidMoved ? { invalid_tool_calls: [] } : {}),
+  } as ConstructorParameters<typeof AIMessage>[0] & object);
+}
 
 /** Arguments as an object: JSON text is parsed; anything unreadable is `{}` (the call is refused anyway). */
 function objectArguments(args: unknown): Record<string, unknown> {
@@ -68,6 +102,13 @@ function objectArguments(args: unknown): Record<string, unknown> {
  */
 export function callgateMiddleware(options: CallgateMiddlewareOptions): AgentMiddleware {
   const { governor } = options;
+  const { reviewer } = options;
+  if (options.approvals === 'interrupt' && !reviewer) {
+    throw new CallgateError(
+      'request-invalid',
+      "options.reviewer: approvals 'interrupt' answers approvals in callgate, so it needs a reviewer (a reviewer key's CallgateClient, or localReviewer(engine, name))",
+    );
+  }
   const sessions = new Map<string, GovernedCalls>();
   const session = (runId: string): GovernedCalls => {
     let calls = sessions.get(runId);
@@ -121,10 +162,18 @@ export function callgateMiddleware(options: CallgateMiddlewareOptions): AgentMid
         await governor.recordMessage(runId, { role: 'assistant', content: response.content });
         return response;
       }
+      // A call whose id another call of the step already has cannot keep it (each result is
+      // matched to its call by id): it is decided as a call without an id, and gets a minted one.
+      const seen = new Set<string>();
+      const ownId = (id: string | undefined) => {
+        if (!id || seen.has(id)) return null;
+        seen.add(id);
+        return id;
+      };
       const asked: ToolCall[] = [
-        ...toolCalls.map((call) => ({ id: call.id ?? null, tool: call.name, arguments: call.args })),
+        ...toolCalls.map((call) => ({ id: ownId(call.id), tool: call.name, arguments: call.args })),
         ...invalid.map((call) => ({
-          id: call.id ?? null,
+          id: ownId(call.id),
           tool: call.name ?? '',
           arguments: call.args ?? '',
         })),
@@ -143,21 +192,19 @@ export function callgateMiddleware(options: CallgateMiddlewareOptions): AgentMid
       // The history the next model call reads: every call with an id and object arguments.
       const rewritten = asked.map((call, index) => {
         const governed = calls[index] as GovernedCall;
-        let id = governed.callId || call.id || '';
-        if (!id) id = `cg-${randomBytes(8).toString('hex')}`;
+        const id = governed.callId || call.id || mintCallId();
         if (governed.key !== id) session(runId).rekey(governed, id);
         return { id, name: call.tool, args: objectArguments(call.arguments), type: 'tool_call' as const };
       });
-      return new AIMessage({
-        content: response.content,
-        ...(response.id ? { id: response.id } : {}),
-        ...(response.name ? { name: response.name } : {}),
-        additional_kwargs: response.additional_kwargs,
-        response_metadata: response.response_metadata,
-        ...(response.usage_metadata ? { usage_metadata: response.usage_metadata } : {}),
-        tool_calls: rewritten,
-        invalid_tool_calls: [],
-      });
+      return withToolCalls(response, rewritten, invalid.length > 0);
+    },
+
+    afterModel: async (state) => {
+      const runId = state.callgateRunId;
+      if (options.approvals !== 'interrupt' || !runId || !reviewer) return;
+      const last = [...state.messages].reverse().find((message) => AIMessage.isInstance(message));
+      const toolCalls = (last as AIMessage | undefined)?.tool_calls ?? [];
+      await askByInterrupt(session(runId), toolCalls as LangChainToolCall[], reviewer);
     },
 
     wrapToolCall: async (request, handler) => {

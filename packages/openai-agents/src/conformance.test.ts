@@ -40,10 +40,14 @@ function sawInInput(input: Item[], calls: Extract<Turn, { calls: unknown }>['cal
     expect(results, `one result for call ${call.id}`).toHaveLength(1);
     const output = results[0]?.output as { type?: string; text?: string } | string | undefined;
     const text = typeof output === 'string' ? output : output?.text;
-    return classify(
+    const saw = classify(
       text,
       SDK_MESSAGES.some((message) => text?.startsWith(message)),
     );
+    // A call that did not run reads as one: the Responses API's status for it is `incomplete`.
+    const status = (results[0] as { status?: string } | undefined)?.status;
+    if (saw !== 'result') expect(status, `the status of refused call ${call.id}`).not.toBe('completed');
+    return saw;
   });
 }
 
@@ -110,9 +114,13 @@ async function runScenario(scenario: Scenario, mode: Mode) {
     const play = async (
       input: string | RunState<unknown, typeof agent>,
     ): Promise<RunResult<unknown, typeof agent>> => {
-      if (!scenario.streaming) return run(agent, input, typeof input === 'string' ? { context } : {});
-      const streamed = await run(agent, input, {
+      const options = {
         ...(typeof input === 'string' ? { context } : {}),
+        ...gate.runOptions(),
+      };
+      if (!scenario.streaming) return run(agent, input, options);
+      const streamed = await run(agent, input, {
+        ...options,
         stream: true,
       });
       for await (const _event of streamed) {
@@ -131,6 +139,24 @@ async function runScenario(scenario: Scenario, mode: Mode) {
     expect(result.finalOutput).toBe('done');
     await gate.finish(result);
     await checkScenario('openai-agents', scenario, world, { runId, saw: saw() });
+    if (scenario.subagent) {
+      // The inner agent's calls are in a child run whose run-start names the outer call.
+      const children = (await world.store.listRuns({ limit: 1000 })).filter(
+        (run) => run.parent_run_id === runId,
+      );
+      expect(children).toHaveLength(1);
+      const inner = await world.records(children[0]?.run_id as string);
+      const outerCall = scenario.turns.flatMap((turn) => ('calls' in turn ? turn.calls : []))[0]?.id;
+      expect(inner.find((record) => record.type === 'run-start')).toMatchObject({
+        parent_run_id: runId,
+        labels: { 'callgate.parent_call_id': outerCall },
+      });
+      expect(
+        inner.filter((record) => record.type === 'call-decision').map((record) => record.call_id),
+      ).toEqual(
+        scenario.subagent.flatMap((turn) => ('calls' in turn ? turn.calls.map((call) => call.id) : [])),
+      );
+    }
   } finally {
     await world.close();
   }

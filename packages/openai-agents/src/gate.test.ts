@@ -1,7 +1,15 @@
 // What the scenario table does not cover: a RunState resumed by another gate and agent (another
 // process), interruptions the app approves without callgate, runs begun without callgate, tools
 // callgate cannot gate, governing tools built elsewhere, and tool errors. Node 22.
-import { Agent, hostedMcpTool, RunState, run, setTracingDisabled, tool } from '@openai/agents';
+import {
+  Agent,
+  hostedMcpTool,
+  MCPServerStreamableHttp,
+  RunState,
+  run,
+  setTracingDisabled,
+  tool,
+} from '@openai/agents';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents-core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ConformanceWorld, conformanceWorld } from '../../../test/conformance/world.js';
@@ -156,5 +164,62 @@ describe('@callgate/openai-agents outcomes', () => {
     expect(world.executions).toHaveLength(0);
     expect(JSON.parse(resultText(model) ?? '').error.kind).toBe('policy-denied');
     expect(await outcomes(world, context.callgate.run_id)).toEqual([['c1', 'denied', 'policy-denied']]);
+  });
+});
+
+describe('@callgate/openai-agents arguments the SDK cannot parse', () => {
+  it('runs a call with empty argument text that callgate allows, with no interruption', async () => {
+    world = await conformanceWorld({});
+    const gate = createAgentsGate({ governor: world.governor });
+    const a = agentFor(gate, world, { name: 'read_file', args: '' });
+    const context = await gate.begin();
+    const result = await run(a.agent, 'go', { context, ...gate.runOptions() });
+    expect(result.interruptions).toHaveLength(0);
+    expect(result.finalOutput).toBe('done');
+    expect(world.executions).toEqual([{ tool: 'read_file', arguments: {} }]);
+    await gate.finish(result);
+    expect(await outcomes(world, gate.runIdOf(context))).toEqual([['c1', 'ok', undefined]]);
+  });
+
+  it('refuses invalid JSON before the SDK interrupts the run: no allow, and the model reads why', async () => {
+    world = await conformanceWorld({});
+    const gate = createAgentsGate({ governor: world.governor });
+    const a = agentFor(gate, world, { name: 'read_file', args: '{"path": ' });
+    const context = await gate.begin();
+    const result = await run(a.agent, 'go', { context, ...gate.runOptions() });
+    expect(result.interruptions).toHaveLength(0);
+    expect(world.executions).toHaveLength(0);
+    expect(JSON.parse(String(resultText(a.model))).error.kind).toBe('tool-args-invalid');
+    await gate.finish(result);
+    const records = await world.records(gate.runIdOf(context));
+    const decisions = records.filter((record) => record.type === 'call-decision');
+    expect(decisions.map((record) => [record.effect, record.error_kind])).toEqual([
+      ['deny', 'tool-args-invalid'],
+    ]);
+    expect(await outcomes(world, gate.runIdOf(context))).toEqual([['c1', 'denied', 'tool-args-invalid']]);
+  });
+});
+
+describe('@callgate/openai-agents MCP servers', () => {
+  const gatewayUrl = 'http://127.0.0.1:7420';
+  const withServer = (url: string) =>
+    new Agent({ name: 'assistant', mcpServers: [new MCPServerStreamableHttp({ url, name: 'tools' })] });
+
+  it("accepts callgate's own MCP gateway, any profile, and refuses every other MCP server", () => {
+    const gate = createAgentsGate({ governor: {} as never, gatewayUrl });
+    for (const url of [`${gatewayUrl}/mcp`, `${gatewayUrl}/mcp/execute`, `${gatewayUrl}/mcp/observe/`])
+      expect(gate.agent(withServer(url)).mcpServers).toHaveLength(1);
+    for (const url of [
+      'https://example.com/mcp',
+      'http://127.0.0.1:7421/mcp/execute',
+      `${gatewayUrl}/mcp/execute/tools`,
+      `${gatewayUrl}/mcpx`,
+    ])
+      expect(() => gate.agent(withServer(url)), url).toThrow(/put it behind the callgate MCP gateway/);
+  });
+
+  it('refuses MCP servers when the gate does not know the gateway', () => {
+    const gate = createAgentsGate({ governor: {} as never });
+    expect(() => gate.agent(withServer(`${gatewayUrl}/mcp/execute`))).toThrow(/give the gate its gatewayUrl/);
   });
 });

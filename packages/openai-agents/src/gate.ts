@@ -1,26 +1,22 @@
 import type { Governor, Logger } from '@callgate/core';
-import {
-  type GovernedCall,
-  GovernedCalls,
-  type Refusal,
-  refusalOf,
-  refusalText,
-  runArguments,
-} from '@callgate/core';
+import { type GovernedCall, GovernedCalls, type Refusal, refusalText } from '@callgate/core';
 import { CallgateError, type ToolSpec } from '@callgate/protocol';
 import {
   Agent,
-  defineToolInputGuardrail,
+  type CallModelInputFilter,
   type FunctionTool,
   type RunContext,
   type RunState,
   type RunToolApprovalItem,
   tool as sdkTool,
   type Tool,
-  ToolGuardrailFunctionOutputFactory,
-  type ToolInputGuardrailDefinition,
 } from '@openai/agents';
+import { isModel, readableArgumentsModel } from './empty-arguments.js';
+import { checkMcpServers } from './mcp-servers.js';
+import { noteRefusal, refusalsFilter } from './model-input.js';
+import { currentRunId } from './nested-runs.js';
 import { type CallgateRunContext, callgateOf, type WithCallgate } from './run-context.js';
+import { type GateHost, isGoverned, runGoverned, withCallgateHooks } from './tool-hooks.js';
 import { type ToolSpecExtras, toolSpecOf } from './tool-specs.js';
 
 /** Options of {@link createAgentsGate}. */
@@ -34,6 +30,12 @@ export interface AgentsGateOptions {
   /** What callgate should know of each tool beyond its schema: annotations, trust, idempotency key. */
   toolSpecs?: Record<string, ToolSpecExtras>;
   logger?: Logger;
+  /**
+   * The URL of the callgate server whose MCP gateway (`<gatewayUrl>/mcp/<profile>`) governed
+   * agents may use as MCP servers: the gateway gates every call itself. Without it, an agent
+   * with MCP servers is refused.
+   */
+  gatewayUrl?: string;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the SDK's own tool type parameters
@@ -42,13 +44,6 @@ type AnyFunctionTool = FunctionTool<any, any, any>;
 type AnyAgent = Agent<any, any>;
 type ToolOptions = Parameters<typeof sdkTool>[0];
 type ToolCallDetails = Parameters<AnyFunctionTool['invoke']>[2];
-
-const GOVERNED = Symbol.for('callgate.openai-agents.governed');
-
-/** True when `tool` was put behind callgate by an {@link AgentsGate}. */
-export function isGoverned(tool: unknown): boolean {
-  return typeof tool === 'object' && tool !== null && GOVERNED in tool;
-}
 
 /** Creates the gate between callgate and OpenAI Agents JS; one per process is enough. */
 export function createAgentsGate(options: AgentsGateOptions): AgentsGate {
@@ -64,11 +59,32 @@ export function createAgentsGate(options: AgentsGateOptions): AgentsGate {
  */
 export class AgentsGate {
   readonly #options: AgentsGateOptions;
-  readonly #sessions = new WeakMap<object, GovernedCalls>();
+  /** The calls of each run (by run id) of each run context object. */
+  readonly #sessions = new WeakMap<object, Map<string, GovernedCalls>>();
   readonly #agents = new WeakMap<AnyAgent, AnyAgent>();
   readonly #governedAgents = new WeakSet<AnyAgent>();
   /** The spec of each governed tool, by name: sent with the first decision that names it. */
   readonly #specs = new Map<string, ToolSpec>();
+  /** What the model wrote for calls whose arguments the SDK cannot parse, by call id. */
+  readonly #unparsed = new Map<string, string>();
+  readonly #host: GateHost = {
+    session: (context) => this.#session(context),
+    callFor: (session, stored, key, name, rawArguments) =>
+      this.#callFor(session, stored, key, name, rawArguments),
+    refuse: (session, stored, call, refusal) => this.#refuse(session, stored, call, refusal),
+    unparsed: this.#unparsed,
+    startChildRun: async (stored, callId) => {
+      const principal = stored.principal ?? this.#options.principal;
+      const { run_id } = await this.#options.governor.startRun({
+        ...(principal !== undefined ? { principal } : {}),
+        framework: 'openai-agents',
+        parent_run_id: stored.run_id,
+        labels: { 'callgate.parent_call_id': callId },
+      });
+      return run_id;
+    },
+    endRun: (runId, status) => this.#options.governor.endRun(runId, status),
+  };
 
   constructor(options: AgentsGateOptions) {
     this.#options = options;
@@ -89,7 +105,8 @@ export class AgentsGate {
       ...(start.parentRunId ? { parent_run_id: start.parentRunId } : {}),
     });
     const target = (context ?? {}) as WithCallgate<T>;
-    target.callgate = { run_id, approvals: {} };
+    const principal = start.principal ?? this.#options.principal;
+    target.callgate = { run_id, approvals: {}, ...(principal !== undefined ? { principal } : {}) };
     return target;
   }
 
@@ -101,20 +118,18 @@ export class AgentsGate {
   /**
    * A copy of `agent` whose function tools are governed, as are the agents it hands off to.
    * @throws CallgateError `request-invalid` for what callgate cannot gate from here: hosted,
-   *   computer, shell and apply-patch tools, MCP servers (put those behind the callgate MCP
-   *   gateway), and handoffs to agents that are not governed.
+   *   computer, shell and apply-patch tools, MCP servers other than callgate's own MCP gateway
+   *   (see `gatewayUrl`), and handoffs to agents that are not governed.
    */
   agent<A extends AnyAgent>(agent: A): A {
     if (this.#governedAgents.has(agent)) return agent;
     const known = this.#agents.get(agent);
     if (known) return known as A;
-    if (agent.mcpServers.length > 0) {
-      throw new CallgateError(
-        'request-invalid',
-        `agent ${agent.name} uses MCP servers, whose tools callgate cannot gate here: put them behind the callgate MCP gateway`,
-      );
-    }
-    const clone = agent.clone({ tools: agent.tools.map((tool: Tool) => this.#govern(tool)) }) as A;
+    checkMcpServers(agent.name, agent.mcpServers, this.#options.gatewayUrl);
+    const clone = agent.clone({
+      tools: agent.tools.map((tool: Tool) => this.#govern(tool)),
+      ...(isModel(agent.model) ? { model: readableArgumentsModel(agent.model, this.#unparsed) } : {}),
+    }) as A;
     this.#agents.set(agent, clone);
     this.#governedAgents.add(clone);
     clone.handoffs = agent.handoffs.map((handoff) => {
@@ -132,10 +147,17 @@ export class AgentsGate {
 
   /**
    * An agent as a tool of another agent, governed twice over: the call to it is decided like any
-   * tool call, and the inner agent's own tools are governed (in the same callgate run).
+   * tool call, and the inner agent's own tools are governed in a child run (`parent_run_id`) whose
+   * run-start names the outer call (label `callgate.parent_call_id`).
    */
   agentTool(agent: AnyAgent, options: Parameters<AnyAgent['asTool']>[0]): AnyFunctionTool {
-    return this.governTool(this.agent(agent).asTool(options) as AnyFunctionTool);
+    // The inner run reads refused calls as the outer one does (run options are not inherited).
+    const runConfig = {
+      ...options.runConfig,
+      ...this.runOptions({ callModelInputFilter: options.runConfig?.callModelInputFilter }),
+    };
+    const asTool = this.agent(agent).asTool({ ...options, runConfig }) as AnyFunctionTool;
+    return this.#governInvoke(asTool, { agentTool: true });
   }
 
   /** Like the SDK's `tool()`, governed; a thrown error is recorded as the call's `error` outcome. */
@@ -162,6 +184,10 @@ export class AgentsGate {
    * their own error message); prefer {@link tool} to record errors as errors.
    */
   governTool<T extends AnyFunctionTool>(tool: T): T {
+    return this.#governInvoke(tool, {});
+  }
+
+  #governInvoke<T extends AnyFunctionTool>(tool: T, options: { agentTool?: boolean }): T {
     if (isGoverned(tool)) return tool;
     const invoke = tool.invoke;
     const wrapped = {
@@ -174,8 +200,13 @@ export class AgentsGate {
         } catch {
           parsed = input;
         }
-        return this.#run(runContext.context, key, tool.name, parsed, (args) =>
-          invoke(runContext, JSON.stringify(args), details),
+        return this.#run(
+          runContext.context,
+          key,
+          tool.name,
+          parsed,
+          (args) => invoke(runContext, JSON.stringify(args), details),
+          options,
         );
       },
     } as T;
@@ -194,7 +225,6 @@ export class AgentsGate {
   ): Promise<void> {
     const state = 'getInterruptions' in from ? from : from.state;
     const context = contextOf(from);
-    const session = this.#session(context);
     const stored = callgateOf(context);
     await Promise.all(
       state.getInterruptions().map(async (item: RunToolApprovalItem) => {
@@ -204,6 +234,8 @@ export class AgentsGate {
           (tool: Tool) => tool.type === 'function' && tool.name === item.name && isGoverned(tool),
         );
         if (!governed) return;
+        // A call of an inner agent belongs to its agent tool's child run.
+        const session = this.#session(context, stored.approvalRuns?.[raw.callId]);
         const call = await this.#callFor(session, stored, raw.callId, raw.name, raw.arguments);
         const refusal = await session.settle(call, options.waitMs ?? session.approvalWaitMs, options.signal);
         if (refusal) {
@@ -214,6 +246,25 @@ export class AgentsGate {
         }
       }),
     );
+  }
+
+  /**
+   * The run options a governed run needs: `run(agent, input, { context, ...gate.runOptions() })`.
+   * - `callModelInputFilter` shows the model each call callgate refused as the provider format
+   *   shows a call that did not run (status `incomplete`), with callgate's `{"error": {...}}` as
+   *   its output; the app's own filter (`options.callModelInputFilter`) runs afterwards.
+   * - `toolExecution.preApprovalInputGuardrails` lets callgate refuse a call the SDK would
+   *   interrupt for approval although it cannot run (its arguments do not parse) before the
+   *   interruption, so only calls callgate asks a person about interrupt the run.
+   */
+  runOptions(options: { callModelInputFilter?: CallModelInputFilter | undefined } = {}): {
+    callModelInputFilter: CallModelInputFilter;
+    toolExecution: { preApprovalInputGuardrails: true };
+  } {
+    return {
+      callModelInputFilter: refusalsFilter(options.callModelInputFilter),
+      toolExecution: { preApprovalInputGuardrails: true },
+    };
   }
 
   /** Ends the callgate run of a result, a RunState or a run context. */
@@ -236,18 +287,21 @@ export class AgentsGate {
   }
 
   /** The calls of the run in `context` (kept per context object; rebuilt after a restore). */
-  #session(context: unknown): GovernedCalls {
+  #session(context: unknown, runId?: string): GovernedCalls {
     const { run_id } = callgateOf(context);
+    const id = runId ?? currentRunId() ?? run_id;
     const key = context as object;
-    const known = this.#sessions.get(key);
-    if (known && known.runId === run_id) return known;
+    const sessions = this.#sessions.get(key) ?? new Map<string, GovernedCalls>();
+    this.#sessions.set(key, sessions);
+    const known = sessions.get(id);
+    if (known) return known;
     const session = new GovernedCalls({
       governor: this.#options.governor,
-      runId: run_id,
+      runId: id,
       ...(this.#options.approvalWaitMs !== undefined ? { approvalWaitMs: this.#options.approvalWaitMs } : {}),
       ...(this.#options.logger ? { logger: this.#options.logger } : {}),
     });
-    this.#sessions.set(key, session);
+    sessions.set(id, session);
     return session;
   }
 
@@ -279,93 +333,23 @@ export class AgentsGate {
   ): Promise<void> {
     await session.refuse(call, refusal);
     delete stored.approvals[call.key];
+    noteRefusal(stored, call.key, refusalText(refusal));
   }
-
   /** Adds callgate's `needsApproval` and input guardrail to a function tool. */
   #hooks<T extends AnyFunctionTool>(tool: T): T {
     this.#specs.set(tool.name, toolSpecOf(tool, this.#options.toolSpecs?.[tool.name]));
-    const guardrail: ToolInputGuardrailDefinition = defineToolInputGuardrail({
-      name: 'callgate',
-      run: async ({ context, toolCall }) => {
-        let session: GovernedCalls;
-        let stored: CallgateRunContext;
-        try {
-          session = this.#session(context.context);
-          stored = callgateOf(context.context);
-        } catch (error) {
-          return ToolGuardrailFunctionOutputFactory.rejectContent(refusalText(refusalOf(error)));
-        }
-        const call = await this.#callFor(session, stored, toolCall.callId, tool.name, toolCall.arguments);
-        // Before the SDK asked for approval (pre-approval guardrails): let the interruption happen.
-        if (
-          call.status === 'pending' &&
-          !call.grant &&
-          context.isToolApproved({ toolName: tool.name, callId: toolCall.callId }) === undefined
-        ) {
-          return ToolGuardrailFunctionOutputFactory.allow();
-        }
-        let refusal = await session.settle(call);
-        if (!refusal && runArguments(call, parseArguments(toolCall.arguments)) === undefined)
-          refusal = changed(call);
-        if (refusal) {
-          await this.#refuse(session, stored, call, refusal);
-          return ToolGuardrailFunctionOutputFactory.rejectContent(refusalText(refusal));
-        }
-        return ToolGuardrailFunctionOutputFactory.allow();
-      },
-    });
-    const governed = {
-      ...tool,
-      needsApproval: async (runContext: RunContext, input: unknown, callId?: string) => {
-        let session: GovernedCalls;
-        let stored: CallgateRunContext;
-        try {
-          session = this.#session(runContext.context);
-          stored = callgateOf(runContext.context);
-        } catch {
-          return false; // the guardrail refuses the call (gate-unavailable)
-        }
-        const key = callId ?? '';
-        const call = await this.#callFor(session, stored, key, tool.name, input);
-        if (call.status === 'pending' && call.approvalId) stored.approvals[key] = call.approvalId;
-        return call.status === 'pending' && !call.grant;
-      },
-      inputGuardrails: [guardrail, ...(tool.inputGuardrails ?? [])],
-      [GOVERNED]: true,
-    };
-    return governed as T;
+    return withCallgateHooks(tool, this.#host);
   }
 
-  /** Runs a call the guardrail cleared (deciding and settling it here if nothing did). */
-  async #run(
+  #run(
     context: unknown,
     key: string,
     name: string,
     input: unknown,
     execute: (args: Record<string, unknown>) => unknown,
-  ) {
-    let session: GovernedCalls;
-    let stored: CallgateRunContext;
-    try {
-      session = this.#session(context);
-      stored = callgateOf(context);
-    } catch (error) {
-      return refusalText(refusalOf(error));
-    }
-    const call = await this.#callFor(session, stored, key, name, input);
-    const started = await session.start(call);
-    delete stored.approvals[key];
-    if ('error' in started) return refusalText(started.error);
-    const args = runArguments(call, input) ?? call.arguments ?? {};
-    let result: unknown;
-    try {
-      result = await execute(args);
-    } catch (error) {
-      await session.complete(started, { ok: false, error });
-      throw error;
-    }
-    await session.complete(started, { ok: true, result });
-    return result;
+    options: { agentTool?: boolean } = {},
+  ): Promise<unknown> {
+    return runGoverned(this.#host, context, key, name, input, execute, options);
   }
 }
 
@@ -374,20 +358,4 @@ function contextOf(from: unknown): unknown {
   if (value.runContext) return value.runContext.context;
   if (value._context) return value._context.context;
   return from;
-}
-
-function parseArguments(text: string): unknown {
-  try {
-    return text.trim() === '' ? {} : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function changed(call: GovernedCall): Refusal {
-  return {
-    kind: 'grant-invalid',
-    message: `the arguments of call ${call.callId} changed after callgate decided it`,
-    call_id: call.callId,
-  };
 }

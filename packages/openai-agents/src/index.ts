@@ -4,8 +4,9 @@
 export type { GovernedCall, Refusal } from '@callgate/core';
 export { refusalText } from '@callgate/core';
 export type { AgentsGateOptions } from './gate.js';
-export { AgentsGate, createAgentsGate, isGoverned } from './gate.js';
+export { AgentsGate, createAgentsGate } from './gate.js';
 export type { CallgateRunContext, WithCallgate } from './run-context.js';
 export { callgateOf } from './run-context.js';
+export { isGoverned } from './tool-hooks.js';
 export type { ToolSpecExtras } from './tool-specs.js';
 export { toolSpecOf } from './tool-specs.js';

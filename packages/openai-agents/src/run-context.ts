@@ -10,6 +10,29 @@ export interface CallgateRunContext {
   run_id: string;
   /** The approval callgate made for each call waiting on a person, by call id. */
   approvals: Record<string, string>;
+  /**
+   * Calls of agents used as tools whose inner run stopped at an interruption, by call id: they
+   * started (their grant is consumed) and end when the inner run resumes and finishes.
+   */
+  suspended?: Record<string, SuspendedCall>;
+  /** What the model reads of each call callgate refused (`{"error": {...}}`), by call id. */
+  refused?: Record<string, string>;
+  /** Who the run acts for, as begun (the runs of agents used as tools act for the same). */
+  principal?: string;
+  /**
+   * The callgate run of each agent used as a tool whose inner run has not finished, by the
+   * outer call's id: a child run (`parent_run_id`) whose run-start names the outer call.
+   */
+  children?: Record<string, string>;
+  /** The run of each waiting call that is not in `run_id` (a call of an inner agent), by call id. */
+  approvalRuns?: Record<string, string>;
+}
+
+/** A started call of an agent used as a tool, waiting for its inner run to resume. */
+export interface SuspendedCall {
+  call_id: string;
+  attempt?: number;
+  tool: string;
 }
 
 /** A context object carrying callgate's state. */

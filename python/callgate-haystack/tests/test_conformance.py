@@ -163,6 +163,9 @@ def build_tools(
 
 @pytest.mark.parametrize("scenario", TABLE["scenarios"], ids=[scenario["id"] for scenario in TABLE["scenarios"]])
 def test_scenario(scenario: dict[str, Any], servers: dict[str, tuple[CallgateServer, str, str]]) -> None:
+    unsupported = scenario.get("frameworks", {}).get("haystack", {}).get("unsupported")
+    if unsupported:
+        pytest.skip(f"cannot express: {unsupported}")
     server, agent_key, reviewer_key = servers[scenario.get("approvalWait", "5s")]
     hook = CallgateHook(url=server.url, api_key=Secret.from_token(agent_key))
     executions: list[str] = []

@@ -13,6 +13,11 @@ export const ROOT = resolve(here, '../../..');
 /** The CLI's entry script: the build's, unless CALLGATE_CLI_SCRIPT names another. */
 export const BIN = process.env.CALLGATE_CLI_SCRIPT ?? join(ROOT, 'packages/cli/dist/bin.js');
 const WATCHDOG = join(here, 'watchdog.mjs');
+/**
+ * The Node.js that runs the CLI: `CALLGATE_NODE` (e.g. `node`, the Node 20 line a test on
+ * Node 22 needs for the server's native modules), else this process's own.
+ */
+const cliNode = () => process.env.CALLGATE_NODE ?? process.execPath;
 
 export const TOOLS_YAML = `
 tools:
@@ -73,7 +78,7 @@ export function runCallgate(
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolveRun) => {
     execFile(
-      process.execPath,
+      cliNode(),
       [BIN, ...args],
       { cwd: ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } },
       (error, stdout, stderr) => {
@@ -128,7 +133,7 @@ export async function startCallgate(options: {
     [
       WATCHDOG,
       String(options.maxLifetimeMs ?? 300_000),
-      process.execPath,
+      cliNode(),
       BIN,
       'serve',
       '--config',

@@ -1,4 +1,4 @@
-import type { Outcome, StoredGrant, ToolCall, ToolSpec } from '@callgate/protocol';
+import type { Approval, Outcome, StoredGrant, ToolCall, ToolSpec } from '@callgate/protocol';
 import type { ApprovalState } from './approvals.js';
 import type { CallVerdict, ModelMessage } from './decide.js';
 import type { Engine, RunStart } from './engine.js';
@@ -33,6 +33,12 @@ export interface Governor {
     options: { waitMs: number; signal?: AbortSignal },
   ): Promise<ApprovalState>;
   withdrawApproval(approvalId: string, reason?: string): Promise<void>;
+  /**
+   * The newest approval asked for call `callId` of run `runId`, whatever its status, or
+   * undefined when none was: how an adapter finds the approval a framework's own approval
+   * request stands for from the call it names (e.g. in a later process).
+   */
+  findApproval(runId: string, callId: string): Promise<Approval | undefined>;
   /** @throws CallgateError `grant-invalid` on any mismatch, reuse or expiry. */
   consumeGrant(token: string, binding: GrantBinding): Promise<StoredGrant | undefined>;
   recordOutcome(runId: string, report: CallOutcomeReport): Promise<Outcome>;
@@ -57,6 +63,10 @@ export function localGovernor(engine: Engine): Governor {
     awaitApproval: (approvalId, options) => engine.approval(approvalId, options),
     async withdrawApproval(approvalId, reason) {
       await engine.withdrawApproval(approvalId, reason);
+    },
+    async findApproval(runId, callId) {
+      const approvals = await engine.listApprovals({ run_id: runId });
+      return approvals.findLast((approval) => approval.call_id === callId);
     },
     consumeGrant: (token, binding) => engine.consumeGrant(token, binding),
     recordOutcome: (runId, report) => engine.recordOutcome(runId, report),
