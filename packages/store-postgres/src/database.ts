@@ -119,7 +119,7 @@ export function storeError(error: unknown, where: string, conflict?: string): un
   const message = error instanceof Error ? error.message : '';
   if (
     (code !== undefined && UNREACHABLE_CODES.has(code)) ||
-    (code !== undefined && code.startsWith('08')) ||
+    code?.startsWith('08') ||
     /timeout|Connection terminated|not queryable|Client was closed|not currently accepting connections/i.test(
       message,
     )

@@ -23,7 +23,7 @@ import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
 import { consumeOutstanding, consumeRecorded, markConsumed } from './consume.js';
 import { commitValue, type GateContext, guardedLedger } from './context.js';
 import { type CallVerdict, decideCalls, type ModelMessage } from './decide.js';
-import { consumeGrant, type GrantBinding, issueConsumedGrants, issueGrant } from './grants.js';
+import { type GrantBinding, issueConsumedGrants, issueGrant } from './grants.js';
 import { type GuardrailOptions, Guardrails } from './guardrails.js';
 import { endIdleRuns } from './idle-runs.js';
 import { uuidv7 } from './ids.js';
