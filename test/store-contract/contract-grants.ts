@@ -16,6 +16,27 @@ export function grantsContract(store: CurrentStore): void {
     ).toEqual([]);
   });
 
+  it('says whether a grant of exactly this run, call, tool and arguments digest was consumed', async () => {
+    const grant = makeGrant({ run_id: 'run-c', call_id: 'call-c', expires_at: NOW + 60_000 });
+    const binding = {
+      run_id: grant.run_id,
+      call_id: grant.call_id,
+      tool: grant.tool,
+      arguments_digest: grant.arguments_digest,
+    };
+    await store().putGrant(grant);
+    expect(await store().grantConsumed(binding)).toBe(false);
+    await store().consumeGrant(grant.token_hash, NOW);
+    expect(await store().grantConsumed(binding)).toBe(true);
+    for (const other of [
+      { ...binding, run_id: 'run-other' },
+      { ...binding, call_id: 'call-other' },
+      { ...binding, tool: 'other_tool' },
+      { ...binding, arguments_digest: digestOf('other arguments') },
+    ])
+      expect(await store().grantConsumed(other)).toBe(false);
+  });
+
   it('never consumes an expired grant (expires_at <= now) or an unknown token', async () => {
     const grant = makeGrant({ expires_at: NOW });
     await store().putGrant(grant);

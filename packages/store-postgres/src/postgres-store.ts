@@ -319,6 +319,20 @@ export class PostgresStore implements Store {
     );
     return rows[0] && rowToGrant({ ...rows[0], consumed_at: null });
   }
+  async grantConsumed(binding: {
+    run_id: string;
+    call_id: string;
+    tool: string;
+    arguments_digest: string;
+  }): Promise<boolean> {
+    const { rows } = await this.#query(
+      `SELECT 1 FROM grants
+       WHERE run_id = $1 AND call_id = $2 AND tool = $3 AND arguments_digest = $4 AND consumed_at IS NOT NULL
+       LIMIT 1`,
+      [binding.run_id, binding.call_id, binding.tool, binding.arguments_digest],
+    );
+    return rows.length > 0;
+  }
   async findGrants(query: {
     tool: string;
     arguments_digest: string;

@@ -314,6 +314,22 @@ export class SqliteStore implements Store {
     const row = await this.#write(() => this.#statements.consumeGrant.get(now, tokenHash, now));
     return row && rowToGrant({ ...row, consumed_at: null });
   }
+  async grantConsumed(binding: {
+    run_id: string;
+    call_id: string;
+    tool: string;
+    arguments_digest: string;
+  }): Promise<boolean> {
+    this.#settle();
+    return (
+      this.#statements.grantConsumed.get(
+        binding.run_id,
+        binding.call_id,
+        binding.tool,
+        binding.arguments_digest,
+      ) !== undefined
+    );
+  }
   async findGrants(query: {
     tool: string;
     arguments_digest: string;

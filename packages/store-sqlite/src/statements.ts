@@ -114,6 +114,11 @@ export function prepareStatements(database: Database.Database) {
        WHERE token_hash = ? AND consumed_at IS NULL AND expires_at > ?
        RETURNING ${GRANT_COLUMNS}`,
     ),
+    grantConsumed: pluck<[string, string, string, string], number>(
+      `SELECT 1 FROM grants
+       WHERE run_id = ? AND call_id = ? AND tool = ? AND arguments_digest = ? AND consumed_at IS NOT NULL
+       LIMIT 1`,
+    ),
     findGrants: prepare<[string, string, number], GrantRecordRow>(
       `SELECT ${GRANT_COLUMNS} FROM grants
        WHERE tool = ? AND arguments_digest = ? AND consumed_at IS NULL AND expires_at > ? ORDER BY id`,

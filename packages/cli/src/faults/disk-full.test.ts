@@ -123,13 +123,24 @@ describe('a full disk', () => {
       expect((await fetch(`${server.url}/v1/runs/${run.run_id}`, { headers })).status).toBe(200);
 
       rmSync(filler);
+      // Writes resume by themselves once there is space: a new run records again. The run that
+      // lost a record stays closed (it fails closed rather than run calls it cannot record).
       let resumed = 0;
       for (let index = 0; index < 50 && resumed === 0; index += 1) {
-        const response = await decide(`after-${index}`);
-        if (response.status === 200) resumed += 1;
-        else await new Promise((resolve) => setTimeout(resolve, 50));
+        const fresh = await post('/v1/runs', { framework: 'test' });
+        if (fresh.ok) {
+          const { run_id } = (await fresh.json()) as { run_id: string };
+          const response = await post(`/v1/runs/${run_id}/decisions`, {
+            calls: [{ id: `after-${index}`, tool: 'write_note', arguments: { text: 'x' } }],
+          });
+          if (response.status === 200) resumed += 1;
+        }
+        if (resumed === 0) await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect(resumed).toBe(1);
+      const closed = await decide('after-space');
+      expect(closed.status).toBe(503);
+      expect(((await closed.json()) as { error: { kind: string } }).error.kind).toBe('gate-unavailable');
       expect(await health()).toMatchObject({ status: 'ok', store: { status: 'ok' } });
     } finally {
       await server.close();

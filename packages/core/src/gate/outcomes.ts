@@ -79,7 +79,18 @@ export async function recordOutcome(
     }
   }
   const attemptKey = `${call.call_id}\u0000${call.attempt}`;
-  if (report.grant_consumed && !state.consumed.has(attemptKey) && !state.inherited.has(attemptKey)) {
+  if (
+    report.grant_consumed &&
+    !state.consumed.has(attemptKey) &&
+    !state.inherited.has(attemptKey) &&
+    // Consumed by another process sharing the store (a replica, or before a restart)?
+    !(await context.store.grantConsumed({
+      run_id: state.run.run_id,
+      call_id: call.call_id,
+      tool: call.tool,
+      arguments_digest: call.arguments_digest ?? '',
+    }))
+  ) {
     const reason = `the outcome of call ${call.call_id} claims its grant was consumed, but the gate consumed none for it`;
     await recordRefusal(context, state, {
       kind: 'outcome-contradicts-grant',

@@ -115,6 +115,24 @@ export class MemoryStore implements Store {
     grant.consumed_at = now;
     return before;
   }
+  async grantConsumed(binding: {
+    run_id: string;
+    call_id: string;
+    tool: string;
+    arguments_digest: string;
+  }): Promise<boolean> {
+    for (const g of this.#grants.values()) {
+      if (
+        g.run_id === binding.run_id &&
+        g.call_id === binding.call_id &&
+        g.tool === binding.tool &&
+        g.arguments_digest === binding.arguments_digest &&
+        g.consumed_at !== undefined
+      )
+        return true;
+    }
+    return false;
+  }
   async findGrants(query: {
     tool: string;
     arguments_digest: string;

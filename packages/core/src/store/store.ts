@@ -140,6 +140,16 @@ export interface Store {
    * `expires_at > now`. Returns the grant as it was before consumption, or `undefined`.
    */
   consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined>;
+  /**
+   * Whether a grant bound to exactly this run, call, tool and arguments digest has been consumed
+   * (by any process sharing the store): what an outcome claiming `grant_consumed` is held to.
+   */
+  grantConsumed(binding: {
+    run_id: string;
+    call_id: string;
+    tool: string;
+    arguments_digest: string;
+  }): Promise<boolean>;
   /** Unconsumed, unexpired grants for `tool` and `arguments_digest`, in the order they were put. */
   findGrants(query: {
     tool: string;
