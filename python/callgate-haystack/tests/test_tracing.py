@@ -219,3 +219,37 @@ def test_a_call_refused_before_any_decision_has_no_effect(tracer: RecordingTrace
     assert span.tags["error.type"] == "gate-unavailable" and span.tags["callgate.outcome"] == "refused"
     assert "callgate.decision.effect" not in span.tags and "callgate.run_id" not in span.tags
     assert tracing.tracer.is_content_tracing_enabled or "secret" not in repr(span.tags)
+
+
+def test_a_call_resumed_from_its_approval_says_so(live: Live, secret: Any, tracer: RecordingTracer) -> None:
+    arguments = {"name": "refund", "text": "approved"}
+    friday = CallgateHook(url=live.url, api_key=secret(live.agent_key), max_wait=0.2)
+    context: dict[str, Any] = {"callgate_run_id": None}
+    first = Agent(
+        chat_generator=ScriptedChatGenerator([calls(("write_note", arguments, "call-resumed")), "asked"]),
+        tools=local_tools(Counter()),
+        hooks=friday.hooks(),
+    )
+    first.run([user("write")], hook_context=context)
+    friday.flush()
+    (asked,) = [span for span in tracer.named("callgate.decide") if span.tags["gen_ai.tool.call.id"] == "call-resumed"]
+    assert (asked.tags["callgate.decision.effect"], asked.tags["callgate.approval.status"]) == ("ask", "pending")
+    live.reviewer().approve(asked.tags["callgate.approval.id"], reason="fine")
+
+    monday = CallgateHook(url=live.url, api_key=secret(live.agent_key))
+    counter = Counter()
+    second = Agent(
+        chat_generator=ScriptedChatGenerator([calls(("write_note", arguments, "call-resumed")), "done"]),
+        tools=local_tools(counter),
+        hooks=monday.hooks(),
+    )
+    try:
+        second.run([user("write")], hook_context={"callgate_run_id": context["callgate_run_id"]})
+    finally:
+        friday.close()
+        monday.close()
+    assert counter.names() == ["write_note"]
+    resumed = tracer.named("callgate.decide")[-1]
+    assert resumed.tags["callgate.resumed"] is True and resumed.tags["callgate.approval.status"] == "approved"
+    assert resumed.tags["callgate.approval.id"] == asked.tags["callgate.approval.id"]
+    assert resumed.tags["callgate.run_id"] == context["callgate_run_id"]
