@@ -37,6 +37,7 @@ import httpx
 from haystack.utils import Secret
 
 from .errors import GateUnavailable, error_from_body
+from .trace_context import trace_headers
 from .transport import Answer, KeepAliveConnections
 from .wire import ApprovalState, Verdict, resolve_server_url
 
@@ -461,6 +462,7 @@ class AsyncCallgateClient(_ClientBase):
                 request.path,
                 content=_encode(request.body) if request.body is not None else None,
                 params=request.params,
+                headers=trace_headers() or None,
                 timeout=self._timeout(request),
             )
         except (httpx.TransportError, OSError) as error:

@@ -26,6 +26,8 @@ import ssl
 import threading
 from urllib.parse import urlencode, urlsplit
 
+from .trace_context import trace_headers
+
 #: Errors that mean the server closed a reused keep-alive connection before reading the request.
 _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 
@@ -136,7 +138,9 @@ class KeepAliveConnections:
             try:
                 if connection.sock is not None:
                     connection.sock.settimeout(timeout)
-                connection.request(method, target, body=content, headers=self._headers)
+                traced = trace_headers()
+                headers = {**self._headers, **traced} if traced else self._headers
+                connection.request(method, target, body=content, headers=headers)
                 response = connection.getresponse()
                 body = response.read()
             except _STALE:

@@ -47,6 +47,15 @@ class Resolution:
     plan: CallPlan
     decided: DecidedCall | None = None
     report: dict[str, Any] | None = None
+    #: The server's verdict the call was resolved from (None: resumed, undecided or refused before deciding).
+    verdict: Verdict | None = None
+    #: The approval a resumed call was resolved from.
+    resumed: str | None = None
+
+    def of(self, verdict: Verdict) -> Resolution:
+        """This resolution, noting the verdict it came from (for tracing)."""
+        self.verdict = verdict
+        return self
 
 
 def unavailable(error: ServerUnreachable, approval_id: str | None = None) -> dict[str, Any]:
@@ -162,7 +171,7 @@ class StepDecider:
         except CallgateError as error:
             return self._refuse_all(calls, error)
         return [
-            self._resolve(client, context, verdict, original, tools)
+            self._resolve(client, context, verdict, original, tools).of(verdict)
             for verdict, original in zip(verdicts, calls, strict=True)
         ]
 
@@ -185,7 +194,7 @@ class StepDecider:
             return self._refuse_all(calls, error)
         resolutions = []
         for verdict, original in zip(verdicts, calls, strict=True):
-            resolutions.append(await self._resolve_async(client, context, verdict, original, tools))
+            resolutions.append((await self._resolve_async(client, context, verdict, original, tools)).of(verdict))
         return resolutions
 
     # --- the decisions request -------------------------------------------------------------------

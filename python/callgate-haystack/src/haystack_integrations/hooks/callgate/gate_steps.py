@@ -149,6 +149,7 @@ class StepWork:
             except CallgateError as error:
                 resolution = self._refusal(call, error.to_body()["error"])
             if resolution is not None:
+                resolution.resumed = str(row["approval_id"])
                 resolved[index] = resolution
         return resolved
 

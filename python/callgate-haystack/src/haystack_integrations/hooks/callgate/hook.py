@@ -29,6 +29,7 @@ from .recorder import FLUSH_TIMEOUT, RunRecorder
 from .reports import completed_report
 from .runs import ACTIVE_RUN, DecidedCall, RunContext, RunRegistry
 from .step import find_results, rewrite_step, tools_by_name
+from .tracing import step_span, trace_calls
 from .unknown import rewrite_not_found
 
 FailMode = Literal["closed", "open"]
@@ -261,14 +262,20 @@ class CallgateHook(GatePoints, LegacyEntryPoint):
         self._steps.prepare(context)
         if message is not None:
             tools = tools_by_name(state.data.get("tools"))
-            self._apply(state, context, message, self._steps.decide(context, message, tools), tools)
+            with step_span(context, message) as span:
+                resolutions = self._steps.decide(context, message, tools)
+                trace_calls(span, context, resolutions)
+            self._apply(state, context, message, resolutions, tools)
 
     async def _before_tool_async(self, state: State) -> None:
         context, message = self._begin_step(state)
         await asyncio.to_thread(self._steps.prepare, context)
         if message is not None:
             tools = tools_by_name(state.data.get("tools"))
-            self._apply(state, context, message, await self._steps.decide_async(context, message, tools), tools)
+            with step_span(context, message) as span:
+                resolutions = await self._steps.decide_async(context, message, tools)
+                trace_calls(span, context, resolutions)
+            self._apply(state, context, message, resolutions, tools)
 
     def _apply(
         self,
