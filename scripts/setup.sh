@@ -32,3 +32,8 @@ npm_ci .
 
 echo "== build (tsc -b)"
 npm run build --silent
+
+# npm links package commands at install time, before dist/ exists on a fresh clone: link the
+# callgate command now, so `npx callgate` runs this repository's build (never the registry).
+chmod +x packages/cli/dist/bin.js
+[ -e node_modules/.bin/callgate ] || ln -s ../@callgate/cli/dist/bin.js node_modules/.bin/callgate

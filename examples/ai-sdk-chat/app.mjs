@@ -129,6 +129,9 @@ export async function startChatApp({ governor, reviewerFor, signIn, sendInvoice,
       messages,
       stopWhen: stepCountIs(5),
       ...gate.settings(tools),
+      // A remote governor holds a step's outcomes for the run's next request; the chat's run
+      // stays open between messages, so send them when the answer is done.
+      onFinish: () => governor.flush?.(),
     });
     await result.pipeUIMessageStreamToResponse(response);
   }

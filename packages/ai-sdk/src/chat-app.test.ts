@@ -75,8 +75,15 @@ describe('@callgate/ai-sdk in-app approvals with useChat', () => {
 
     const reviewer = new CallgateClient({ url: callgate.url, apiKey: callgate.keys[USER] as string });
     const [run] = await reviewer.listRuns({ limit: 1 });
-    const bundle = await reviewer.exportRun(run?.run_id as string);
-    const records = bundle.records as { type: string; [key: string]: unknown }[];
+    // The outcome reaches the server when the answer finishes (onFinish flushes the governor),
+    // which may be just after the page shows it.
+    let records: { type: string; [key: string]: unknown }[] = [];
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const bundle = await reviewer.exportRun(run?.run_id as string);
+      records = bundle.records as { type: string; [key: string]: unknown }[];
+      if (records.some((record) => record.type === 'call-end')) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     expect(
       records.filter((record) => record.type === 'call-decision').map((record) => record.effect),
     ).toEqual(['ask']);

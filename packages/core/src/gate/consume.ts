@@ -38,6 +38,12 @@ export async function consumeRecorded(
 ): Promise<StoredGrant> {
   let grant: StoredGrant;
   try {
+    if ((await openRun(binding.run_id)) === undefined)
+      throw new CallgateError(
+        'grant-invalid',
+        `run ${binding.run_id} is not open (ended or unknown): no call of it may run now`,
+        { call_id: binding.call_id },
+      );
     grant = await consumeGrant(context.store, token, binding, context.clock());
   } catch (error) {
     if (error instanceof CallgateError && error.kind === 'grant-invalid')
@@ -97,6 +103,7 @@ export async function consumeOutstanding(
   const now = context.clock();
   const principalOf = new Map<string, string | undefined>();
   for (const grant of await context.store.findGrants({ ...find, now })) {
+    if ((await openRun(grant.run_id)) === undefined) continue; // its run ended: it may not run now
     if (principal !== undefined) {
       if (!principalOf.has(grant.run_id))
         principalOf.set(grant.run_id, (await context.store.getRun(grant.run_id))?.principal);

@@ -449,6 +449,12 @@ export class Engine {
     status: 'completed' | 'failed' | 'cancelled' | 'abandoned' = 'completed',
   ): Promise<RunRow> {
     const state = await this.#runs.get(runId);
+    // No reviewer may approve a call that will never run: withdraw what still waits first.
+    for (const approval of await this.store.listApprovals({ run_id: runId, status: 'pending' }))
+      await this.#approvals.withdraw(
+        approval.id,
+        `the run ended (${status}) before this approval was answered`,
+      );
     await closeOpenCalls(this.#context, state);
     const now = this.#context.clock();
     await this.#context.ledger.append(runId, { type: 'run-end', status, calls: state.calls.size });

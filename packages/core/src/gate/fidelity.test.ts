@@ -316,3 +316,36 @@ describe('a record that cannot be written', () => {
     ).rejects.toMatchObject({ kind: 'gate-unavailable', message: expect.stringContaining('disk full') });
   });
 });
+
+describe('an ended run', () => {
+  it('withdraws its pending approvals first, and no answer or grant can make one of its calls run later', async () => {
+    const { engine, runId } = await testEngine();
+    const [asked, allowed] = await engine.decide(
+      runId,
+      [
+        { id: 'c1', tool: 'send_invoice', arguments: { to: 'a', amount: 5000 } },
+        { id: 'c2', tool: 'read_file', arguments: { path: 'a' } },
+      ],
+      { issueGrants: true },
+    );
+    const approvalId = asked?.approval?.id as string;
+    await engine.endRun(runId);
+    expect((await engine.approval(approvalId)).approval.status).toBe('withdrawn');
+    await expect(
+      engine.respondToApproval(approvalId, { approved: true, reviewer: 'alice' }),
+    ).rejects.toMatchObject({ kind: 'conflict' });
+    await expect(
+      engine.consumeGrant(allowed?.grant?.token as string, {
+        run_id: runId,
+        call_id: 'c2',
+        tool: 'read_file',
+        arguments_digest: allowed?.arguments_digest ?? '',
+      }),
+    ).rejects.toMatchObject({ kind: 'grant-invalid' });
+    const records = (await engine.exportRun(runId)).records as LedgerRecord[];
+    expect(records.at(-1)).toMatchObject({ type: 'run-end' });
+    const response = records.findIndex((record) => record.type === 'approval-response');
+    expect(records[response]).toMatchObject({ status: 'withdrawn' });
+    expect(response).toBeLessThan(records.length - 1);
+  });
+});

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from './duration.js';
+import { formatDuration, MAX_DURATION_MS, parseDuration } from './duration.js';
 
 describe('parseDuration', () => {
   it('reads units, fractions that come to whole milliseconds, and bare milliseconds', () => {
@@ -69,5 +69,22 @@ describe('formatDuration', () => {
         expect(text).not.toMatch(/ 0 /);
       }),
     );
+  });
+});
+
+describe('the longest duration', () => {
+  it('refuses any duration a timer cannot hold (over 2^31 − 1 ms), in every form', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: MAX_DURATION_MS + 1, max: Number.MAX_SAFE_INTEGER }), (ms) => {
+        for (const form of [ms, `${ms}ms`]) {
+          const parsed = parseDuration(form);
+          expect(parsed).toHaveProperty('problem');
+          expect((parsed as { problem: string }).problem).toMatch(/longest a timer can hold/);
+        }
+      }),
+    );
+    expect(parseDuration(MAX_DURATION_MS)).toEqual({ ms: MAX_DURATION_MS });
+    expect(parseDuration('596h')).toEqual({ ms: 596 * 3_600_000 });
+    expect(parseDuration('597h')).toHaveProperty('problem');
   });
 });

@@ -5,15 +5,25 @@ const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, 
 const DURATION = /^(\d+(?:\.\d+)?) ?(ms|s|m|h)$/;
 
 /**
+ * The longest duration a timer can hold (2^31 − 1 ms, about 24.8 days): Node runs a longer
+ * timeout at once, so a longer approval wait or upstream timeout would act as 1 ms.
+ */
+export const MAX_DURATION_MS = 2_147_483_647;
+
+const tooLong = (given: string) =>
+  `duration ${given} is longer than the longest a timer can hold (2147483647 ms, about 24.8 days)`;
+
+/**
  * The number of milliseconds `value` stands for, or a sentence saying why it is no duration.
  *
  * Accepts a positive safe integer (milliseconds) or a string `<number>[ ]<ms|s|m|h>` whose number
  * may have a fraction (`500ms`, `1.5s`, `30 s`, `5m`, `1h`) as long as it comes to a whole number
  * of milliseconds. Refuses zero, negative numbers, unitless strings, other units (`5 min`, `2d`)
- * and anything finer than a millisecond (`0.5ms`).
+ * anything finer than a millisecond (`0.5ms`) and anything over {@link MAX_DURATION_MS}.
  */
 export function parseDuration(value: unknown): { ms: number } | { problem: string } {
   if (typeof value === 'number') {
+    if (Number.isSafeInteger(value) && value > MAX_DURATION_MS) return { problem: tooLong(String(value)) };
     if (Number.isSafeInteger(value) && value > 0) return { ms: value };
     return { problem: `a duration in milliseconds must be a positive whole number (got ${value})` };
   }
@@ -27,6 +37,8 @@ export function parseDuration(value: unknown): { ms: number } | { problem: strin
       const ms = Math.round(exact);
       if (Math.abs(exact - ms) > 1e-6 * Math.max(1, ms))
         return { problem: `duration ${JSON.stringify(value)} is finer than a millisecond` };
+      if (Number.isSafeInteger(ms) && ms > MAX_DURATION_MS)
+        return { problem: tooLong(JSON.stringify(value)) };
       if (Number.isSafeInteger(ms) && ms > 0) return { ms };
       return { problem: `duration ${JSON.stringify(value)} must be positive and not too large` };
     }
