@@ -11,6 +11,7 @@ import {
   type ReplayTool,
   replayPolicy,
   type ToolSpec,
+  verifyBundle,
 } from '@callgate/core';
 import {
   BUNDLE_FORMAT_V2,
@@ -85,6 +86,12 @@ async function fromBundle(file: string) {
   const input: unknown = JSON.parse(await readFile(file, 'utf8'));
   const v2 = (input as { format?: unknown } | null)?.format === BUNDLE_FORMAT_V2;
   const bundle = v2 ? bundleV2Schema.parse(input) : bundleSchema.parse(input);
+  // Replay compares with what was recorded: a bundle that does not verify says nothing reliable.
+  const report = verifyBundle(input);
+  if (!report.ok)
+    throw new Error(
+      `${file} does not verify (${report.failures.length} failed check${report.failures.length === 1 ? '' : 's'}): see callgate verify ${file}`,
+    );
   const records = bundle.records.map((record) => ledgerRecordSchema.parse(record));
   return { records, openings: bundle.openings ?? [] };
 }

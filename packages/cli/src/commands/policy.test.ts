@@ -1,6 +1,6 @@
 // `callgate policy test` and `callgate policy replay` through the command line parser, on real
 // files and a real SQLite data folder.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -327,6 +327,23 @@ rules:
     const blind = JSON.parse(committed.lines.join('\n'));
     expect(blind.counts['not-replayable']).toBe(3);
     expect(blind.calls.every((call: { replayed?: unknown }) => call.replayed === undefined)).toBe(true);
+  });
+
+  it('refuses to replay a bundle that does not verify (an edited decision is no record of one)', async () => {
+    const bundle = JSON.parse(await readFile(join(dir, 'run.bundle.json'), 'utf8'));
+    const decision = bundle.records.find((record: { type: string }) => record.type === 'call-decision');
+    decision.effect = decision.effect === 'deny' ? 'allow' : 'deny';
+    await writeFile(join(dir, 'edited.bundle.json'), JSON.stringify(bundle));
+    const edited = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--bundle',
+      join(dir, 'edited.bundle.json'),
+    ]);
+    expect(edited.code).toBe(2);
+    expect(edited.lines.join('\n')).toMatch(/does not verify/);
   });
 
   it('replays rules on annotations only with the tool specs (--tools), never guessing them', async () => {

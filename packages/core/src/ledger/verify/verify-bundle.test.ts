@@ -119,3 +119,13 @@ describe('verifyBundle with known checkpoints', () => {
     expect(report.failures.map((failure) => failure.check)).toContain('checkpoint-signature');
   });
 });
+
+describe('verifyBundle on a bundle emptied of its records', () => {
+  it('fails: an exported run has at least its run-start', async () => {
+    const { bundle, signer, ledger } = await buildBundleFixture();
+    const emptied = { ...JSON.parse(JSON.stringify(bundle)), records: [], proofs: [] };
+    const report = verifyBundle(emptied, { publicKey: signer.verifierKey, expectSize: ledger.size });
+    expect(report.ok).toBe(false);
+    expect(report.failures.map((failure) => failure.check)).toContain('bundle-shape');
+  });
+});

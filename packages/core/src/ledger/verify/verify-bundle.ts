@@ -182,6 +182,9 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
   checkDanglingProofs(shared, bodies, findings);
   if (bundle.records.length > 0 && bundle.checkpoints.length === 0)
     findings.fail('checkpoint-missing', 'the bundle has records but no checkpoint');
+  // An export always holds its run's records (at least its run-start): none left means removed.
+  if (bundle.records.length === 0)
+    findings.fail('bundle-shape', 'the bundle has no records: an exported run has at least its run-start');
 
   const checked = checkRecords(bundle.records, findings);
   if (bundle.format === BUNDLE_FORMAT_V2) checkBatchInclusion(bundle, checked, bodies.at(-1), findings);
