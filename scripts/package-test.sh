@@ -25,7 +25,7 @@ mkdir -p "$work/app"
 cd "$work/app"
 npm init -y >/dev/null
 core_packs=()
-for name in protocol core store-sqlite client mcp-gateway server cli; do
+for name in protocol core store-sqlite store-postgres client mcp-gateway server cli; do
   core_packs+=("$work/packs/callgate-$name-0.1.0.tgz")
 done
 JOBS=max npm install --no-audit --no-fund --loglevel=error "${core_packs[@]}"
