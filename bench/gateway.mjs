@@ -77,11 +77,7 @@ async function upstream() {
 async function gateway() {
   const core = await import('@callgate/core');
   const { createGateway } = await import('@callgate/mcp-gateway');
-  // The ledger is public API of core once exported there; until then, from its built module.
-  const Ledger = core.Ledger ?? (await import('../packages/core/dist/ledger/ledger.js')).Ledger;
-  const logSignerFromPrivateKey =
-    core.logSignerFromPrivateKey ??
-    (await import('../packages/core/dist/ledger/signed-note.js')).logSignerFromPrivateKey;
+  const { Ledger, logSignerFromPrivateKey } = core;
   const store = new core.MemoryStore();
   const keys = core.generateEd25519KeyPair();
   const origin = 'bench.local/log';

@@ -15,7 +15,7 @@ import {
   verifyBundle,
 } from '@callgate/core';
 import { SqliteStore } from '@callgate/store-sqlite';
-import { makeBenchInputs, makeBenchPolicy } from '../packages/core/dist/policy/bench-policy.js';
+import { makeBenchInputs, makeBenchPolicy } from '@callgate/testing';
 import { latency, latencySync, load, machine, throughput } from './measure.mjs';
 
 const quick = process.argv.includes('--quick');

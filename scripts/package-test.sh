@@ -12,7 +12,11 @@ cd "$repo"
 
 echo "== packages: npm pack of every workspace package into $work/packs"
 mkdir -p "$work/packs"
-workspaces=$(node -e 'console.log(require("./package.json").workspaces.join(" "))')
+# Private workspaces (@callgate/testing: what the tests share) are never published: not packed.
+workspaces=$(node -e '
+const { readFileSync } = require("node:fs");
+const published = (folder) => !JSON.parse(readFileSync(`${folder}/package.json`, "utf8")).private;
+console.log(require("./package.json").workspaces.filter(published).join(" "));')
 for workspace in $workspaces; do
   npm pack --silent --pack-destination "$work/packs" -w "$workspace" >/dev/null
 done

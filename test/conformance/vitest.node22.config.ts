@@ -5,14 +5,25 @@
 // config's `source` export condition: Vitest hands its resolve conditions to Node, and
 // `eventsource-parser` (a dependency of ai) also exports TypeScript under `source`, which Node
 // refuses to load from node_modules.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const packages = fileURLToPath(new URL('../../packages/', import.meta.url));
 
+/** `@callgate/<name>[/<subpath>]` → the `source` file its package's `exports` names for it. */
+const sources = readdirSync(packages).flatMap((folder) => {
+  const manifest = JSON.parse(readFileSync(join(packages, folder, 'package.json'), 'utf8'));
+  return Object.entries(manifest.exports ?? {}).map(([subpath, conditions]) => ({
+    find: new RegExp(`^${manifest.name}${subpath.slice(1)}$`),
+    replacement: join(packages, folder, (conditions as { source: string }).source),
+  }));
+});
+
 export default defineConfig({
   root: fileURLToPath(new URL('../..', import.meta.url)),
-  resolve: { alias: [{ find: /^@callgate\/([a-z-]+)$/, replacement: `${packages}$1/src/index.ts` }] },
+  resolve: { alias: sources },
   test: {
     // LangChain runs here too, so its adapter is tested on both Node lines.
     include: [

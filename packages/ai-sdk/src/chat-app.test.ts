@@ -3,12 +3,12 @@
 // The signed-in user clicks Approve in the page; the call runs once, and the ledger names the
 // user as the approval's reviewer. Node 22.
 import { CallgateClient, remoteGovernor } from '@callgate/client';
-import { type Browser, chromium } from 'playwright-core';
+import { launchChromium } from '@callgate/testing/browser';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatApp } from '../../../examples/ai-sdk-chat/app.mjs';
 import { type ServerProcess, startCallgate } from '../../../test/e2e/server/harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const USER = 'alice@example.com';
 
 let callgate: ServerProcess;
@@ -31,17 +31,7 @@ beforeAll(async () => {
       return { sent: true, ...(input as object) };
     },
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 90_000);
 
 afterAll(async () => {

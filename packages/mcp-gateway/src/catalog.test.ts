@@ -1,6 +1,6 @@
 import { silentLogger } from '@callgate/core';
+import { testEngine } from '@callgate/testing';
 import { describe, expect, it } from 'vitest';
-import { testEngine } from '../../core/src/gate/test-engine.js';
 import { scrubSchema, ToolCatalog } from './catalog.js';
 import type { UpstreamConfig } from './config.js';
 import type { Upstream, UpstreamTool } from './upstream.js';

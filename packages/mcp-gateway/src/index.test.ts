@@ -5,6 +5,7 @@ describe('@callgate/mcp-gateway public API', () => {
   it('exports exactly the pinned names', () => {
     expect(Object.keys(api).sort()).toMatchInlineSnapshot(`
       [
+        "HttpClientTransport",
         "PREFIX_SEPARATOR",
         "RUN_HEADER",
         "createGateway",

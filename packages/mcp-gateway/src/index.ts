@@ -7,5 +7,6 @@ export type { SessionContext } from './context.js';
 export type { Gateway, GatewayOptions, StdioConnection, UpstreamState } from './gateway.js';
 export { createGateway } from './gateway.js';
 export type { HttpOptions } from './http.js';
+export { HttpClientTransport } from './http-client.js';
 export { RUN_HEADER } from './tool-call.js';
 export type { UpstreamStatus } from './upstream.js';

@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createGateway } from '@callgate/mcp-gateway';
 import { openDataDir } from '@callgate/store-sqlite';
+import { memoryEngine, testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import { diskContributor, storeWritableContributor } from './health.js';
-import { memoryEngine, testApp } from './test-support.js';
 
 const BIN = resolve(import.meta.dirname, '../../../node_modules/.bin');
 

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
+import { type Json, testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
 import { startServer } from './start.js';
-import { type Json, testApp } from './test-support.js';
 
 // The load runs in a worker thread, so the server's event loop serves requests and nothing else:
 // the worker sends decisions for a catastrophic pattern back to back and, alongside, health probes.

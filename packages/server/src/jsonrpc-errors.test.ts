@@ -1,10 +1,10 @@
 import { PassThrough } from 'node:stream';
 import { createGateway } from '@callgate/mcp-gateway';
+import { type Json, memoryEngine } from '@callgate/testing/server';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import { createApiKey } from './keys.js';
-import { type Json, memoryEngine } from './test-support.js';
 
 const INITIALIZE = {
   jsonrpc: '2.0',

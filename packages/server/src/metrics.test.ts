@@ -1,8 +1,9 @@
 // A scrape of /metrics read by a strict parser of the Prometheus text exposition format 0.0.4:
 // every sample belongs to a family declared by HELP and TYPE, names and labels are well formed,
 // values are numbers, histogram buckets are cumulative and end at +Inf = _count.
+
+import { type Json, testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
-import { type Json, testApp } from './test-support.js';
 
 interface Family {
   name: string;

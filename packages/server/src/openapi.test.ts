@@ -1,5 +1,5 @@
+import { testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
-import { testApp } from './test-support.js';
 
 describe('GET /v1/openapi.json', () => {
   it('documents every route from the validating schemas', async () => {

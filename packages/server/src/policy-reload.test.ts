@@ -2,10 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyBundle } from '@callgate/core';
+import { POLICY, testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
 import { readPolicyFile } from './config.js';
 import { startServer } from './start.js';
-import { POLICY, testApp } from './test-support.js';
 
 const STRICT = `
 version: 1
@@ -92,7 +92,7 @@ describe('policy reload', () => {
     const dir = await mkdtemp(join(tmpdir(), 'callgate-reload-'));
     const file = join(dir, 'policy.yaml');
     await writeFile(file, POLICY);
-    const { engine, publicKey } = await (await import('./test-support.js')).memoryEngine();
+    const { engine, publicKey } = await (await import('@callgate/testing/server')).memoryEngine();
     const errors: unknown[] = [];
     const running = await startServer({
       options: {

@@ -1,6 +1,6 @@
+import { type Json, testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
 import { startServer } from './start.js';
-import { type Json, testApp } from './test-support.js';
 
 describe('startServer', () => {
   it('listens on 127.0.0.1, and on close ends waits, finishes accepted requests, then closes engine and store', async () => {

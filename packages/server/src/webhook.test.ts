@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
+import { testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
-import { testApp } from './test-support.js';
 import { verifyWebhookSignature, WebhookApprovalPort, webhookSignature } from './webhook.js';
 
 describe('webhook approval port', () => {

@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Engine } from '@callgate/core';
+import { TEST_TOOLS, testEngine } from '@callgate/testing';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TEST_TOOLS, testEngine } from '../../../packages/core/src/gate/test-engine.js';
 import { connectClient, ROOT, type ServedGateway, serveGateway } from '../../e2e/gateway/harness.js';
 import {
   checkRun,

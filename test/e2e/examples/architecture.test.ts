@@ -28,6 +28,8 @@ const ALLOWED: Record<string, string[]> = {
   '@callgate/ai-sdk': ['@callgate/protocol', '@callgate/core'],
   '@callgate/openai-agents': ['@callgate/protocol', '@callgate/core'],
   '@callgate/langchain': ['@callgate/protocol', '@callgate/core'],
+  // Private: what the tests and benchmarks share; no published package depends on it.
+  '@callgate/testing': ['@callgate/protocol', '@callgate/core', '@callgate/server'],
   '@callgate/cli': [
     '@callgate/protocol',
     '@callgate/core',
@@ -53,6 +55,15 @@ describe('docs/architecture.md', () => {
       for (const dependency of callgateDependencies(manifest.name)) {
         expect(allowed, `${manifest.name} → ${dependency}`).toContain(dependency);
       }
+    }
+  });
+
+  it('keeps private packages out of what is published', () => {
+    const privates = manifests.filter((manifest) => manifest.private).map((manifest) => manifest.name);
+    expect(privates).toContain('@callgate/testing');
+    for (const manifest of manifests.filter((each) => !each.private)) {
+      for (const dependency of callgateDependencies(manifest.name))
+        expect(privates, `${manifest.name} → ${dependency}`).not.toContain(dependency);
     }
   });
 });

@@ -5,14 +5,19 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Engine } from '@callgate/core';
-import { createGateway, type Gateway, type GatewayOptions, type UpstreamConfig } from '@callgate/mcp-gateway';
+import {
+  createGateway,
+  type Gateway,
+  type GatewayOptions,
+  HttpClientTransport,
+  type UpstreamConfig,
+} from '@callgate/mcp-gateway';
+import { TEST_TOOLS, testEngine } from '@callgate/testing';
 import { serve } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { TEST_TOOLS, testEngine } from '../../../packages/core/src/gate/test-engine.js';
-import { HttpClientTransport } from '../../../packages/mcp-gateway/src/http-client.js';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
 export const BIN = resolve(ROOT, 'node_modules/.bin');

@@ -3,30 +3,19 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CallgateClient } from '@callgate/client';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { launchChromium } from '@callgate/testing/browser';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, type ServerProcess, startCallgate } from './harness.js';
 
 const SCREENSHOTS = join(ROOT, 'test-artifacts', 'server');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 let server: ServerProcess;
 let browser: Browser;
 
 beforeAll(async () => {
   await mkdir(SCREENSHOTS, { recursive: true });
   server = await startCallgate({ keys: { 'agent-7': 'agent', 'rita-reviewer': 'reviewer' } });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

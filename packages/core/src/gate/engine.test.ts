@@ -1,5 +1,5 @@
+import { testEngine } from '@callgate/testing';
 import { describe, expect, it } from 'vitest';
-import { testEngine } from './test-engine.js';
 
 describe('Engine in remote style (decide, then run elsewhere)', () => {
   it('issues a grant per allowed call that opens only that call, once', async () => {

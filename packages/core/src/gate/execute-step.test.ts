@@ -1,8 +1,8 @@
 import type { ToolCall } from '@callgate/protocol';
+import { testEngine } from '@callgate/testing';
 import { describe, expect, it } from 'vitest';
 import { CallbackApprovalPort, QueueApprovalPort } from '../approvals/port.js';
 import { type ExecutableCall, executeStep } from './execute-step.js';
-import { testEngine } from './test-engine.js';
 
 /** A tool executor that records every call it runs. */
 function recorder(result: (call: ExecutableCall) => unknown = (call) => ({ ran: call.tool })) {
@@ -331,7 +331,7 @@ describe('executeStep: approvals', () => {
   });
 
   it('expires an approval at the policy’s wait limit', async () => {
-    const policy = (await import('./test-engine.js')).TEST_POLICY.replace('wait: 5s', 'wait: 40ms');
+    const policy = (await import('@callgate/testing')).TEST_POLICY.replace('wait: 5s', 'wait: 40ms');
     const { engine, runId } = await testEngine({ policy });
     const { ran, execute } = recorder();
     const [result] = await executeStep(
@@ -414,7 +414,7 @@ describe('executeStep: approvals', () => {
       edited: true,
     });
 
-    const policy = (await import('./test-engine.js')).TEST_POLICY.replace(
+    const policy = (await import('@callgate/testing')).TEST_POLICY.replace(
       'allow_edits: false',
       'allow_edits: true',
     );

@@ -1,12 +1,12 @@
 // The record equals what happened (docs/ledger.md, "Invariants of the record"): one test per
 // mechanism, each failing before the mechanism existed.
 import type { LedgerRecord } from '@callgate/protocol';
+import { testEngine } from '@callgate/testing';
 import { describe, expect, it } from 'vitest';
 import { CallbackApprovalPort } from '../approvals/port.js';
 import { sha256Digest } from '../crypto.js';
 import { parseJsonStrict } from '../json/safe-json.js';
 import { executeStep } from './execute-step.js';
-import { testEngine } from './test-engine.js';
 
 async function recordsOf(engine: Awaited<ReturnType<typeof testEngine>>['engine'], runId: string) {
   const bundle = await engine.exportRun(runId, { openings: true });

@@ -1,4 +1,5 @@
 import { isCallgateError, type LedgerRecord, type RecordBody } from '@callgate/protocol';
+import { FIXTURE_ORIGIN, fixtureClock, fixtureSigner, InstrumentedStore } from '@callgate/testing';
 import { describe, expect, it } from 'vitest';
 import { sha256 } from '../crypto.js';
 import { MemoryStore } from '../store/memory-store.js';
@@ -6,8 +7,6 @@ import { FRONTIER_META_KEY } from './frontier-store.js';
 import { Ledger, type LedgerOptions } from './ledger.js';
 import { hashRecord } from './record.js';
 import { openCheckpoint } from './signed-note.js';
-import { FIXTURE_ORIGIN, fixtureClock, fixtureSigner } from './testing/fixture.js';
-import { InstrumentedStore } from './testing/instrumented-store.js';
 import { verifyBundle } from './verify/verify-bundle.js';
 
 const signer = fixtureSigner();

@@ -1,7 +1,8 @@
 // Observers of appends (metrics, traces): told synchronously, then of the durable record and its
 // digest; never able to change what is recorded.
+
+import { testEngine } from '@callgate/testing';
 import { describe, expect, it } from 'vitest';
-import { testEngine } from '../gate/test-engine.js';
 
 describe('Ledger.observeAppends', () => {
   it('tells each append in the caller’s turn, then its record and digest once durable', async () => {

@@ -1,8 +1,8 @@
 import { bundleSchema, ledgerRecordSchema } from '@callgate/protocol';
+import { buildBundleFixture } from '@callgate/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isBundleShape, isLedgerRecord } from './record-validator.js';
-import { buildBundleFixture } from './testing/fixture.js';
 
 const { bundle } = await buildBundleFixture();
 const records = bundle.records as Record<string, unknown>[];

@@ -1,7 +1,7 @@
 import type { LedgerRecord, ToolCall } from '@callgate/protocol';
+import { TEST_TOOLS, testEngine } from '@callgate/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TEST_TOOLS, testEngine } from '../gate/test-engine.js';
 import { loadPolicy } from './policy.js';
 import { replayPolicy } from './replay.js';
 

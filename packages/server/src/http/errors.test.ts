@@ -1,6 +1,6 @@
 import { ERROR_KINDS } from '@callgate/protocol';
+import { type Json, testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
-import { type Json, testApp } from '../test-support.js';
 import { HTTP_STATUS_OF_KIND, httpStatusOf } from './errors.js';
 import { DEFAULT_BODY_LIMIT } from './validation.js';
 

@@ -1,5 +1,5 @@
+import { testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
-import { testApp } from '../test-support.js';
 
 async function pendingApproval(options: Parameters<typeof testApp>[0] = {}) {
   const context = await testApp(options);

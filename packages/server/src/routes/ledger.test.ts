@@ -1,5 +1,5 @@
+import { testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
-import { testApp } from '../test-support.js';
 
 describe('bundles and verification', () => {
   it('exports a run that verifies against the server’s key, and catches a tampered one', async () => {

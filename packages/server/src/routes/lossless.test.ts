@@ -3,8 +3,8 @@
 // its digits as sent, and committed under callgate-normalize/1 in messages and results (never
 // rounded).
 import type { LedgerRecord } from '@callgate/core';
+import { testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
-import { testApp } from '../test-support.js';
 
 const BIG = '9007199254740993'; // 2^53 + 1: JSON.parse reads it as ...992
 

@@ -1,8 +1,8 @@
 import { createGateway, type Gateway, type SessionContext } from '@callgate/mcp-gateway';
+import { memoryEngine, testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { createApiKey } from '../keys.js';
-import { memoryEngine, testApp } from '../test-support.js';
 
 /** A gateway that answers every request with what it was given (the body it read, the context). */
 function echoGateway(): Gateway & { seen: SessionContext[] } {

@@ -1,8 +1,9 @@
 // One request per allowed call: a decision that consumes its grant, outcomes carried by the
 // next decision or by the run's end, and the batch form of the outcomes route.
+
+import { testApp } from '@callgate/testing/server';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { testApp } from '../test-support.js';
 
 async function startedRun() {
   const app = await testApp();

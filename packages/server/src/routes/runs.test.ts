@@ -1,5 +1,5 @@
+import { testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
-import { testApp } from '../test-support.js';
 
 describe('runs', () => {
   it('starts a run whose principal defaults to the key’s name', async () => {

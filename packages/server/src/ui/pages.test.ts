@@ -8,16 +8,15 @@ import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { CallgateClient } from '@callgate/client';
+import { launchChromium } from '@callgate/testing/browser';
+import { memoryEngine } from '@callgate/testing/server';
 import { serve } from '@hono/node-server';
-import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { createApiKey } from '../keys.js';
-import { memoryEngine } from '../test-support.js';
 
 const SCREENSHOTS = resolve(import.meta.dirname, '../../../../test-artifacts/ui-pages');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 let now = Date.UTC(2026, 10, 2, 9, 30);
 let browser: Browser;
 let server: ReturnType<typeof serve>;
@@ -35,17 +34,7 @@ beforeAll(async () => {
   server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 });
   await new Promise<void>((ready) => server.once('listening', () => ready()));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
+import { testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
 import { startServer } from '../start.js';
-import { testApp } from '../test-support.js';
 import { SessionStore } from './session.js';
 
 async function signIn(url: string, key: string): Promise<{ status: number; cookie: string; text: string }> {

@@ -1,6 +1,6 @@
+import { testApp } from '@callgate/testing/server';
 import type { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { testApp } from '../test-support.js';
 
 /** A tiny browser: keeps the session cookie and reads CSRF tokens from pages. */
 function browser(app: Hono) {

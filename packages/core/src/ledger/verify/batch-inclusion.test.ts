@@ -1,13 +1,13 @@
 // callgate-bundle/2: one batch inclusion proof for all the records of a run, instead of one
 // RFC 9162 proof per record (callgate-bundle/1, still written with `proofs`).
 import type { BundleV2 } from '@callgate/protocol';
+import { buildBundleFixture, FIXTURE_RUN_ID } from '@callgate/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeBase64 } from '../base64.js';
 import { batchProofRanges, rootFromBatchProof } from '../batch-proof.js';
 import { leafHash } from '../merkle.js';
 import { MerkleTree } from '../proofs.js';
-import { buildBundleFixture, FIXTURE_RUN_ID } from '../testing/fixture.js';
 import { verifyBundle } from './verify-bundle.js';
 
 function tree(size: number): { tree: MerkleTree; leaves: Uint8Array[] } {

@@ -1,9 +1,9 @@
 // The verifier's record-fidelity checks (docs/ledger.md, invariant 8), on real exports whose
 // records are changed and re-signed as a dishonest log would: each check catches its case.
 import type { LedgerRecord } from '@callgate/protocol';
+import { testEngine } from '@callgate/testing';
 import { describe, expect, it } from 'vitest';
 import { executeStep } from '../../gate/execute-step.js';
-import { testEngine } from '../../gate/test-engine.js';
 import { putPolicyDocument } from '../export.js';
 import { verifyBundle } from './verify-bundle.js';
 

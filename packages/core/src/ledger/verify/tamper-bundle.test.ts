@@ -1,21 +1,24 @@
 // Tampering with the rest of an exported run, one test per row: proofs, checkpoints and keys,
 // truncation, and calls, policies and openings that break the rules.
 import type { Bundle, RecordBody } from '@callgate/protocol';
-import { describe, expect, it } from 'vitest';
-import { commit } from '../../json/canonical.js';
-import { MemoryStore } from '../../store/memory-store.js';
-import { putPolicyDocument } from '../export.js';
-import { Ledger } from '../ledger.js';
 import {
   buildBundleFixture,
+  changeCharacter,
+  expectCaught,
   FIXTURE_ORIGIN,
   FIXTURE_POLICY,
   FIXTURE_RUN_ID,
   fixtureClock,
   fixtureRunBodies,
   fixtureSigner,
-} from '../testing/fixture.js';
-import { changeCharacter, expectCaught, tamperBase, ZERO_DIGEST } from '../testing/tamper.js';
+  tamperBase,
+  ZERO_DIGEST,
+} from '@callgate/testing';
+import { describe, expect, it } from 'vitest';
+import { commit } from '../../json/canonical.js';
+import { MemoryStore } from '../../store/memory-store.js';
+import { putPolicyDocument } from '../export.js';
+import { Ledger } from '../ledger.js';
 import { verifyBundle } from './verify-bundle.js';
 
 const { honest, pinned, tampered } = await tamperBase();

@@ -1,9 +1,9 @@
 // Tampering with the records of an exported run, one test per row: every field of every record
 // (nested too) changed in every way its kind allows, and records removed, reordered or forged.
 import type { Bundle, LedgerRecord } from '@callgate/protocol';
+import { changeCharacter, expectCaught, tamperBase, ZERO_DIGEST } from '@callgate/testing';
 import { describe, expect, it } from 'vitest';
 import { hashRecord } from '../record.js';
-import { changeCharacter, expectCaught, tamperBase, ZERO_DIGEST } from '../testing/tamper.js';
 import { verifyBundle } from './verify-bundle.js';
 
 const { honest, pinned, tampered } = await tamperBase();

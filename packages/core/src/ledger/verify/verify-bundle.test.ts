@@ -1,16 +1,16 @@
 import { RECORD_TYPES, type RecordBody } from '@callgate/protocol';
-import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../../store/memory-store.js';
-import { Ledger } from '../ledger.js';
-import { merkleRoot } from '../merkle.js';
-import { signCheckpoint } from '../signed-note.js';
 import {
   buildBundleFixture,
   FIXTURE_ORIGIN,
   FIXTURE_RUN_ID,
   fixtureClock,
   fixtureSigner,
-} from '../testing/fixture.js';
+} from '@callgate/testing';
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '../../store/memory-store.js';
+import { Ledger } from '../ledger.js';
+import { merkleRoot } from '../merkle.js';
+import { signCheckpoint } from '../signed-note.js';
 import { verifyBundle } from './verify-bundle.js';
 
 describe('verifyBundle on an honest export', () => {

@@ -2,11 +2,11 @@
 // by the offline verifier with the log key pinned, with --strict, and with a witness. Printed as
 // a table. With the witness every row must be caught 30 times out of 30.
 import type { Bundle, LedgerRecord, RecordBody } from '@callgate/protocol';
+import { buildBundleFixture } from '@callgate/testing';
 import { describe, expect, it } from 'vitest';
 import { sha256 } from '../../crypto.js';
 import { hashRecord } from '../record.js';
 import { parseCheckpoint, parseNote } from '../signed-note.js';
-import { buildBundleFixture } from '../testing/fixture.js';
 import type { VerifyOptions } from '../verify/report.js';
 import { verifyBundle } from '../verify/verify-bundle.js';
 import { addCosignatures, witnessSignerFromPrivateKey } from './cosignature.js';

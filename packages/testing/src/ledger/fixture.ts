@@ -1,13 +1,18 @@
 // Test helper: a realistic exported run, built with the real Ledger over a MemoryStore. Runs of
 // other agents are interleaved with it, and checkpoints are signed along the way, so the bundle
 // has non-trivial inclusion proofs, two checkpoints and a consistency proof.
+
+import {
+  commit,
+  digestOf,
+  Ledger,
+  type LogSigner,
+  logSignerFromPrivateKey,
+  MemoryStore,
+  putPolicyDocument,
+  sha256,
+} from '@callgate/core';
 import type { Bundle, RecordBody } from '@callgate/protocol';
-import { sha256 } from '../../crypto.js';
-import { commit, digestOf } from '../../json/canonical.js';
-import { MemoryStore } from '../../store/memory-store.js';
-import { putPolicyDocument } from '../export.js';
-import { Ledger } from '../ledger.js';
-import { type LogSigner, logSignerFromPrivateKey } from '../signed-note.js';
 
 /** The log origin of fixtures. */
 export const FIXTURE_ORIGIN = 'callgate.test/log';

@@ -1,6 +1,7 @@
 // Test helper: tampering with an honest exported run and checking that the verifier catches it.
+
+import type { VerifyCheck, VerifyOptions, VerifyReport } from '@callgate/core';
 import type { Bundle } from '@callgate/protocol';
-import type { VerifyCheck, VerifyOptions, VerifyReport } from '../verify/report.js';
 import { type BundleFixture, buildBundleFixture } from './fixture.js';
 
 /** The honest bundle every tamper test starts from, and the options pinning its key. */

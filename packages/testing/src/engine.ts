@@ -1,12 +1,16 @@
-// Test support: an engine on a MemoryStore with a fresh log key. Not exported from the package.
+// Test support: an engine on a MemoryStore with a fresh log key, the tools and policy the tests share.
+
+import {
+  type ApprovalPort,
+  Engine,
+  type EngineOptions,
+  generateEd25519KeyPair,
+  Ledger,
+  loadPolicy,
+  logSignerFromPrivateKey,
+  MemoryStore,
+} from '@callgate/core';
 import type { ToolSpec } from '@callgate/protocol';
-import type { ApprovalPort } from '../approvals/port.js';
-import { generateEd25519KeyPair } from '../crypto.js';
-import { Ledger } from '../ledger/ledger.js';
-import { logSignerFromPrivateKey } from '../ledger/signed-note.js';
-import { loadPolicy } from '../policy/index.js';
-import { MemoryStore } from '../store/memory-store.js';
-import { Engine, type EngineOptions } from './engine.js';
 
 export const TEST_TOOLS: ToolSpec[] = [
   {

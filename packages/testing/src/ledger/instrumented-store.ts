@@ -1,7 +1,6 @@
 // Test helper: a MemoryStore whose record writes can be counted, held back and made to fail.
 
-import { MemoryStore } from '../../store/memory-store.js';
-import type { CheckpointRow, RunHead, StoredRecord } from '../../store/store.js';
+import { type CheckpointRow, MemoryStore, type RunHead, type StoredRecord } from '@callgate/core';
 
 /** A MemoryStore that records each `appendRecords` call and can delay or fail them. */
 export class InstrumentedStore extends MemoryStore {

@@ -1,4 +1,4 @@
-// Test support: an app on an in-memory engine with keys of every role. Not exported from the package.
+// Test support: a server app on an in-memory engine with keys of every role (`@callgate/testing/server`).
 import {
   Engine,
   generateEd25519KeyPair,
@@ -8,9 +8,8 @@ import {
   MemoryStore,
   type ToolSpec,
 } from '@callgate/core';
+import { type AppOptions, createApiKey, createApp } from '@callgate/server';
 import type { Hono } from 'hono';
-import { type AppOptions, createApp } from './app.js';
-import { createApiKey } from './keys.js';
 
 /** A parsed JSON answer, read loosely by tests. */
 // biome-ignore lint/suspicious/noExplicitAny: tests read answers' fields without declaring every shape

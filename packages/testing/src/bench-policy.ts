@@ -1,7 +1,6 @@
 // A synthetic but realistic policy and calls for timing `Policy.evaluate` (DESIGN §7: 200 rules,
 // p50 <= 5 µs). Used by bench/ and by a smoke test; not part of the engine's behaviour.
-import { compilePolicy } from './policy.js';
-import type { Policy, PolicyInput } from './types.js';
+import { compilePolicy, type Policy, type PolicyInput } from '@callgate/core';
 
 const VERBS = [
   'read',

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import * as browser from './browser.js';
+import * as api from './index.js';
+import * as server from './server.js';
+
+describe('@callgate/testing', () => {
+  it('exports exactly the pinned names, by subpath', () => {
+    expect({
+      '.': Object.keys(api).sort(),
+      './server': Object.keys(server).sort(),
+      './browser': Object.keys(browser).sort(),
+    }).toMatchInlineSnapshot(`
+      {
+        ".": [
+          "BENCH_TOOL_NAMES",
+          "FIXTURE_ORIGIN",
+          "FIXTURE_POLICY",
+          "FIXTURE_RUN_ID",
+          "InstrumentedStore",
+          "TEST_POLICY",
+          "TEST_TOOLS",
+          "ZERO_DIGEST",
+          "buildBundleFixture",
+          "changeCharacter",
+          "expectCaught",
+          "fixtureClock",
+          "fixtureRunBodies",
+          "fixtureSigner",
+          "makeBenchInputs",
+          "makeBenchPolicy",
+          "tamperBase",
+          "testEngine",
+        ],
+        "./browser": [
+          "CHROMIUM",
+          "CHROMIUM_ARGS",
+          "launchChromium",
+        ],
+        "./server": [
+          "POLICY",
+          "TOOLS",
+          "memoryEngine",
+          "testApp",
+        ],
+      }
+    `);
+  });
+});
