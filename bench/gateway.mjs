@@ -77,9 +77,10 @@ async function upstream() {
 async function gateway() {
   const core = await import('@callgate/core');
   const { createGateway } = await import('@callgate/mcp-gateway');
-  const { Ledger, logSignerFromPrivateKey } = core;
+  const { generateEd25519KeyPair } = await import('@callgate/core/crypto');
+  const { Ledger, logSignerFromPrivateKey } = await import('@callgate/core/ledger');
   const store = new core.MemoryStore();
-  const keys = core.generateEd25519KeyPair();
+  const keys = generateEd25519KeyPair();
   const origin = 'bench.local/log';
   const ledger = await Ledger.open(store, {
     signer: logSignerFromPrivateKey(origin, keys.privateKey),

@@ -6,7 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Engine, generateEd25519KeyPair, Ledger, loadPolicy, logSignerFromPrivateKey } from '@callgate/core';
+import { Engine, loadPolicy } from '@callgate/core';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { createApp } from '@callgate/server';
 import { SqliteStore } from '@callgate/store-sqlite';
 import { BatchSpanProcessor, InMemorySpanExporter, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';

@@ -5,15 +5,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  Engine,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  logSignerFromPrivateKey,
-  MemoryStore,
-  verifyBundle,
-} from '@callgate/core';
+import { Engine, loadPolicy, MemoryStore } from '@callgate/core';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey, verifyBundle } from '@callgate/core/ledger';
 import { SqliteStore } from '@callgate/store-sqlite';
 import { makeBenchInputs, makeBenchPolicy } from '@callgate/testing';
 import { latency, latencySync, load, machine, throughput } from './measure.mjs';

@@ -2,15 +2,9 @@
 // proofs (`export --proofs`) and without. Usage: node bench/verify.mjs [--records 100000] [--write DIR]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  Engine,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  logSignerFromPrivateKey,
-  MemoryStore,
-  verifyBundle,
-} from '@callgate/core';
+import { Engine, loadPolicy, MemoryStore } from '@callgate/core';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey, verifyBundle } from '@callgate/core/ledger';
 import { load } from './measure.mjs';
 
 const argument = (name, fallback) => {

@@ -35,7 +35,8 @@ done
 JOBS=max npm install --no-audit --no-fund --loglevel=error "${core_packs[@]}"
 cat >use-core.mjs <<'EOF'
 // The README's TypeScript snippet, as plain ESM against the installed packages.
-import { Engine, executeStep, loadPolicy, MemoryStore, Ledger, generateLogSigner, verifyBundle } from '@callgate/core';
+import { Engine, executeStep, loadPolicy, MemoryStore } from '@callgate/core';
+import { Ledger, generateLogSigner, verifyBundle } from '@callgate/core/ledger';
 const policy = loadPolicy('version: 1\ndefault: deny\nrules:\n  - id: reads\n    match: { tools: [read_file] }\n    effect: allow\n');
 const store = new MemoryStore();
 const signer = generateLogSigner('example.com/log');

@@ -6,16 +6,9 @@
 //
 //   npm run build && tools/node22/node_modules/node/bin/node examples/ai-sdk-agent/main.mjs
 import { createAiSdkGate } from '@callgate/ai-sdk';
-import {
-  CallbackApprovalPort,
-  Engine,
-  generateLogSigner,
-  Ledger,
-  loadPolicy,
-  localGovernor,
-  MemoryStore,
-  verifyBundle,
-} from '@callgate/core';
+import { CallbackApprovalPort, Engine, loadPolicy, MemoryStore } from '@callgate/core';
+import { localGovernor } from '@callgate/core/adapter';
+import { generateLogSigner, Ledger, verifyBundle } from '@callgate/core/ledger';
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 

@@ -10,7 +10,7 @@
 //       verifies the exported run against the log key, and exits 1 when anything differs.
 import { createAiSdkGate } from '@callgate/ai-sdk';
 import { CallgateClient, remoteGovernor } from '@callgate/client';
-import { verifyBundle } from '@callgate/core';
+import { verifyBundle } from '@callgate/core/ledger';
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import {

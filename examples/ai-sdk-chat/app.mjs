@@ -172,8 +172,9 @@ export async function startChatApp({ governor, reviewerFor, signIn, sendInvoice,
 
 // Run directly: callgate in this process (an in-memory store) and the app, until Ctrl+C.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { Engine, generateLogSigner, Ledger, loadPolicy, localGovernor, localReviewer, MemoryStore } =
-    await import('@callgate/core');
+  const { Engine, loadPolicy, MemoryStore } = await import('@callgate/core');
+  const { localGovernor, localReviewer } = await import('@callgate/core/adapter');
+  const { generateLogSigner, Ledger } = await import('@callgate/core/ledger');
   const store = new MemoryStore();
   const signer = generateLogSigner('example.local/log');
   const engine = new Engine({

@@ -8,7 +8,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CallbackApprovalPort, loadPolicy, localGovernor, verifyBundle } from '@callgate/core';
+import { CallbackApprovalPort, loadPolicy } from '@callgate/core';
+import { localGovernor } from '@callgate/core/adapter';
+import { verifyBundle } from '@callgate/core/ledger';
 import { callgateMiddleware } from '@callgate/langchain';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { fakeModel } from '@langchain/core/testing';

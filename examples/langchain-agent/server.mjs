@@ -9,7 +9,7 @@
 //       self-check: starts its own server, approves through the API with a reviewer key,
 //       verifies the exported run against the log key, and exits 1 when anything differs.
 import { CallgateClient, remoteGovernor } from '@callgate/client';
-import { verifyBundle } from '@callgate/core';
+import { verifyBundle } from '@callgate/core/ledger';
 import { callgateMiddleware } from '@callgate/langchain';
 import { fakeModel } from '@langchain/core/testing';
 import { AIMessage, createAgent, ToolMessage, tool } from 'langchain';

@@ -7,16 +7,9 @@
 //
 //   npm run build && tools/node22/node_modules/node/bin/node examples/openai-agents-agent/main.mjs
 
-import {
-  CallbackApprovalPort,
-  Engine,
-  generateLogSigner,
-  Ledger,
-  loadPolicy,
-  localGovernor,
-  MemoryStore,
-  verifyBundle,
-} from '@callgate/core';
+import { CallbackApprovalPort, Engine, loadPolicy, MemoryStore } from '@callgate/core';
+import { localGovernor } from '@callgate/core/adapter';
+import { generateLogSigner, Ledger, verifyBundle } from '@callgate/core/ledger';
 import { createAgentsGate } from '@callgate/openai-agents';
 import { Agent, RunState, run, setTracingDisabled } from '@openai/agents';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents-core/testing';

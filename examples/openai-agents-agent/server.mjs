@@ -10,7 +10,7 @@
 //       self-check: starts its own server, approves through the API with a reviewer key,
 //       verifies the exported run against the log key, and exits 1 when anything differs.
 import { CallgateClient, remoteGovernor } from '@callgate/client';
-import { verifyBundle } from '@callgate/core';
+import { verifyBundle } from '@callgate/core/ledger';
 import { createAgentsGate } from '@callgate/openai-agents';
 import { Agent, run, setTracingDisabled } from '@openai/agents';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents-core/testing';

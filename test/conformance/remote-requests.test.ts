@@ -2,16 +2,10 @@
 // grants of the calls the adapter runs, and a step's outcomes ride with the next decisions
 // request or the run's end. Counted on the real server app's requests.
 import { CallgateClient, remoteGovernor } from '@callgate/client';
-import {
-  Engine,
-  GovernedCalls,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  logSignerFromPrivateKey,
-  MemoryStore,
-  verifyBundle,
-} from '@callgate/core';
+import { Engine, loadPolicy, MemoryStore } from '@callgate/core';
+import { GovernedCalls } from '@callgate/core/adapter';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey, verifyBundle } from '@callgate/core/ledger';
 import { createApiKey, createApp } from '@callgate/server';
 import { describe, expect, it } from 'vitest';
 

@@ -3,21 +3,16 @@
 // scenario's reviewer would.
 import { CallgateClient, remoteGovernor } from '@callgate/client';
 import {
-  type ApprovalAnswerer,
   type ApprovalPort,
   CallbackApprovalPort,
   Engine,
-  type Governor,
-  generateEd25519KeyPair,
-  Ledger,
   loadPolicy,
-  localGovernor,
-  localReviewer,
-  logSignerFromPrivateKey,
   MemoryStore,
   type ToolSpec,
-  verifyBundle,
 } from '@callgate/core';
+import { type ApprovalAnswerer, type Governor, localGovernor, localReviewer } from '@callgate/core/adapter';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey, verifyBundle } from '@callgate/core/ledger';
 import type { LedgerRecord } from '@callgate/protocol';
 import { createApiKey, createApp } from '@callgate/server';
 import { IN_APP_REVIEWER, type Scenario } from './scenarios.js';

@@ -1,7 +1,7 @@
 // Valid objects for the store contract: runs, calls, approvals, grants and sealed, chained
 // ledger records (RFC 8785 canonical bytes, RFC 9162 leaf hashes, per-run `prev` digests).
 import type { CallRow, RunRow, StoredRecord } from '@callgate/core';
-import { canonicalJson, randomBytes, sha256 } from '@callgate/core';
+import { canonicalJson, randomBytes, sha256 } from '@callgate/core/crypto';
 import type { Approval, LedgerRecord, RecordBody, StoredGrant } from '@callgate/protocol';
 
 /** `sha256:<hex>` of `text` (UTF-8). */

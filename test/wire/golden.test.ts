@@ -1,7 +1,8 @@
 // Golden wire files: what callgate wrote once must verify and parse with today's code. A failure
 // here means a durable format changed: make the change a new version instead.
 import { readFileSync } from 'node:fs';
-import { canonicalJson, verifyBundle } from '@callgate/core';
+import { canonicalJson } from '@callgate/core/crypto';
+import { verifyBundle } from '@callgate/core/ledger';
 import { bundleSchema, ledgerRecordSchema, RECORD_TYPES } from '@callgate/protocol';
 import { describe, expect, it } from 'vitest';
 

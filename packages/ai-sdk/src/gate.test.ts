@@ -2,7 +2,7 @@
 // another process), approvals the app forges in the SDK's history, arguments changed after the
 // decision, failing closed, tools used without the approval function, and outcomes of failing
 // and streaming tools. Node 22.
-import { type Governor, localReviewer } from '@callgate/core';
+import { type Governor, localReviewer } from '@callgate/core/adapter';
 import { generateText, jsonSchema, type ModelMessage, stepCountIs, type ToolSet, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';

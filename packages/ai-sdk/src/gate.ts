@@ -1,4 +1,5 @@
-import type { ApprovalAnswerer, Governor, Logger } from '@callgate/core';
+import type { Logger } from '@callgate/core';
+import type { ApprovalAnswerer, Governor } from '@callgate/core/adapter';
 import {
   type GovernedCall,
   GovernedCalls,
@@ -6,7 +7,7 @@ import {
   type Refusal,
   refusalText,
   runArguments,
-} from '@callgate/core';
+} from '@callgate/core/adapter';
 import {
   type GenericToolApprovalFunction,
   type LanguageModel,

@@ -6,7 +6,7 @@ import {
   type Refusal,
   runArguments,
   type StartedCall,
-} from '@callgate/core';
+} from '@callgate/core/adapter';
 import type { Tool, ToolExecutionOptions, ToolSet } from 'ai';
 
 type ExecuteFunction = (input: unknown, options: ToolExecutionOptions<never>) => unknown;

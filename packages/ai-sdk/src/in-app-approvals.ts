@@ -3,7 +3,7 @@
 // signed-in user. The route handler forwards each answer the request carries to callgate with
 // that user's reviewer key, before the SDK sees the messages; the SDK then re-validates the
 // approved call, and the gate clears it only if callgate's approval says so.
-import type { ApprovalAnswerer, Governor } from '@callgate/core';
+import type { ApprovalAnswerer, Governor } from '@callgate/core/adapter';
 import { isCallgateError } from '@callgate/protocol';
 import type { ModelMessage } from 'ai';
 import { isApprovalRequest, requestToolCallId } from './approval-parts.js';

@@ -1,8 +1,8 @@
 // @callgate/ai-sdk: the public API. Anything exported here is public and pinned by
 // index.test.ts; add names deliberately.
 
-export type { GovernedCall, Refusal } from '@callgate/core';
-export { refusalText } from '@callgate/core';
+export type { GovernedCall, Refusal } from '@callgate/core/adapter';
+export { refusalText } from '@callgate/core/adapter';
 export type { ApprovalRequestPart } from './approval-parts.js';
 export type { AiSdkGateOptions, AiSdkGateSettings, ApprovalMode } from './gate.js';
 export { AiSdkGate, createAiSdkGate } from './gate.js';

@@ -2,7 +2,7 @@
 // naming the callgate approval, the checkpointer keeps the pause, and `Command({ resume })`
 // answers it in callgate as the app's reviewer — read back by a new agent and middleware, as
 // another process would.
-import { localReviewer } from '@callgate/core';
+import { localReviewer } from '@callgate/core/adapter';
 import { fakeModel } from '@langchain/core/testing';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { AIMessage, createAgent, type HITLResponse, ToolMessage, tool } from 'langchain';

@@ -4,7 +4,7 @@
 // callgate approval. The graph's checkpointer keeps the pause; `Command({ resume })` with a
 // `HITLResponse` answers it, and each decision is answered in callgate by the reviewer the app
 // signed in. The tool calls then run or are refused as callgate's approvals say.
-import type { ApprovalAnswerer, GovernedCall, GovernedCalls } from '@callgate/core';
+import type { ApprovalAnswerer, GovernedCall, GovernedCalls } from '@callgate/core/adapter';
 import { isCallgateError } from '@callgate/protocol';
 import { interrupt } from '@langchain/langgraph';
 import type { HITLRequest, HITLResponse } from 'langchain';

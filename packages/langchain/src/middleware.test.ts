@@ -1,6 +1,6 @@
 // What the scenario table does not cover: failing closed, tool errors, and the model messages
 // recorded with each step's decisions.
-import type { Governor } from '@callgate/core';
+import type { Governor } from '@callgate/core/adapter';
 import { fakeModel } from '@langchain/core/testing';
 import { AIMessage, createAgent, ToolMessage, tool } from 'langchain';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ApprovalAnswerer, Governor, Logger } from '@callgate/core';
+import type { Logger } from '@callgate/core';
+import type { ApprovalAnswerer, Governor } from '@callgate/core/adapter';
 import {
   type GovernedCall,
   GovernedCalls,
@@ -8,7 +9,7 @@ import {
   refusalOf,
   refusalText,
   runArguments,
-} from '@callgate/core';
+} from '@callgate/core/adapter';
 import { CallgateError, type ToolCall } from '@callgate/protocol';
 import { type AgentMiddleware, AIMessage, createMiddleware, ToolMessage } from 'langchain';
 import { z } from 'zod';

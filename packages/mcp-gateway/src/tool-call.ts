@@ -1,7 +1,8 @@
 // `tools/call` through the gate (DESIGN §3): profile filter, scrub, an outstanding grant from a
 // hook honoured as it is, else decide → (ask → approve → grant → consume) → forward → record.
 // Every refusal is an `isError: true` result carrying `{"error": {"kind", "message", ...}}`.
-import { type CallOutcomeReport, digestOf, readArguments } from '@callgate/core';
+import { type CallOutcomeReport, readArguments } from '@callgate/core';
+import { digestOf } from '@callgate/core/crypto';
 import type { ErrorBody, Outcome, StoredGrant } from '@callgate/protocol';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { awaitApproval, ProgressRelay } from './approval-wait.js';

@@ -1,5 +1,6 @@
-import type { Governor, Logger } from '@callgate/core';
-import { type GovernedCall, GovernedCalls, type Refusal, refusalText } from '@callgate/core';
+import type { Logger } from '@callgate/core';
+import type { Governor } from '@callgate/core/adapter';
+import { type GovernedCall, GovernedCalls, type Refusal, refusalText } from '@callgate/core/adapter';
 import { CallgateError, type ToolSpec } from '@callgate/protocol';
 import {
   Agent,

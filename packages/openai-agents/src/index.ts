@@ -1,8 +1,8 @@
 // @callgate/openai-agents: the public API. Anything exported here is public and pinned by
 // index.test.ts; add names deliberately.
 
-export type { GovernedCall, Refusal } from '@callgate/core';
-export { refusalText } from '@callgate/core';
+export type { GovernedCall, Refusal } from '@callgate/core/adapter';
+export { refusalText } from '@callgate/core/adapter';
 export type { AgentsGateOptions } from './gate.js';
 export { AgentsGate, createAgentsGate } from './gate.js';
 export type { CallgateRunContext, WithCallgate } from './run-context.js';

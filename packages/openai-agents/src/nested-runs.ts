@@ -3,7 +3,7 @@
 // tool again (with `details.resumeState`) once the outer run resumes. For callgate that is one
 // call: decided and started once, ended once, when the inner run finally finishes.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { GovernedCall } from '@callgate/core';
+import type { GovernedCall } from '@callgate/core/adapter';
 import type { CallgateRunContext } from './run-context.js';
 
 interface Scope {

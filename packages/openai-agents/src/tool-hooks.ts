@@ -1,8 +1,8 @@
 // The hooks callgate adds to a governed function tool of the Agents SDK: `needsApproval` (an
 // ask becomes the SDK's interruption), a tool input guardrail (a refusal becomes the message the
 // model reads), and the wrapped execution (runs only with a consumed grant, records the outcome).
-import type { GovernedCall, GovernedCalls, Refusal, StartedCall } from '@callgate/core';
-import { refusalOf, refusalText, runArguments } from '@callgate/core';
+import type { GovernedCall, GovernedCalls, Refusal, StartedCall } from '@callgate/core/adapter';
+import { refusalOf, refusalText, runArguments } from '@callgate/core/adapter';
 import {
   defineToolInputGuardrail,
   type FunctionTool,

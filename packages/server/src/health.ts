@@ -3,7 +3,7 @@
 // store unwritable, the disk nearly full, the last ledger append failed). Any problem makes the
 // server `degraded`, and a degraded or draining server is not ready (503).
 import { statfs } from 'node:fs/promises';
-import type { Ledger } from '@callgate/core';
+import type { Ledger } from '@callgate/core/ledger';
 
 /** One thing wrong, as health reports it. */
 export interface HealthProblem {

@@ -1,4 +1,5 @@
-import { type ApiKeyRow, constantTimeEqual, randomBytes, type Store, sha256 } from '@callgate/core';
+import type { ApiKeyRow, Store } from '@callgate/core';
+import { constantTimeEqual, randomBytes, sha256 } from '@callgate/core/crypto';
 import { CallgateError } from '@callgate/protocol';
 import { type ApiKeyRole, keyName } from './http/schemas.js';
 

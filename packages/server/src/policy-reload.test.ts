@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { verifyBundle } from '@callgate/core';
+import { verifyBundle } from '@callgate/core/ledger';
 import { POLICY, testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
 import { readPolicyFile } from './config.js';

@@ -1,7 +1,8 @@
 // Changing the policy of a running server (SIGHUP, `POST /v1/admin/policy`): the new policy is
 // validated first, recorded in the ledger, then put in force for the next decision. A policy that
 // does not load is refused (rule id and line:column in the error) and the old one stays.
-import { loadPolicy, type Policy, putPolicyDocument } from '@callgate/core';
+import { loadPolicy, type Policy } from '@callgate/core';
+import { putPolicyDocument } from '@callgate/core/ledger';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import { z } from 'zod';
 import { defineRoute, type Route } from './routes/define.js';

@@ -2,7 +2,8 @@
 // span (GenAI semantic conventions) carrying the digest of its ledger record, so a trace points
 // at the record that proves it. The caller's W3C trace context (`traceparent` on the HTTP API, in
 // `params._meta` of an MCP request) is the parent. Only `@opentelemetry/api` is used here.
-import type { Ledger, Store } from '@callgate/core';
+import type { Store } from '@callgate/core';
+import type { Ledger } from '@callgate/core/ledger';
 import {
   type Context,
   context,

@@ -4,7 +4,8 @@
 // until the grant expires, so a waiter on any replica receives the grant whichever replica the
 // reviewer's answer reached.
 import type { ApprovalChannel, ApprovalEvent, ApprovalHandout, Logger } from '@callgate/core';
-import { randomBytes, silentLogger } from '@callgate/core';
+import { silentLogger } from '@callgate/core';
+import { randomBytes } from '@callgate/core/crypto';
 import pg from 'pg';
 import type { PostgresStore } from './postgres-store.js';
 

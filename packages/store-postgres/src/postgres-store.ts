@@ -10,7 +10,8 @@ import type {
   Store,
   StoredRecord,
 } from '@callgate/core';
-import { canonicalJson, silentLogger } from '@callgate/core';
+import { silentLogger } from '@callgate/core';
+import { canonicalJson } from '@callgate/core/crypto';
 import type { Approval, LedgerRecord, Opening, StoredGrant } from '@callgate/protocol';
 import { CallgateError } from '@callgate/protocol';
 import pg from 'pg';

@@ -2,16 +2,16 @@
 // size, the frontier and the heads of its runs in that transaction, stores the records and the
 // new frontier, and commits. The checkpoint lease is a session advisory lock held by one
 // dedicated connection: it ends with that connection.
-import {
-  type CheckpointRow,
-  CompactRange,
-  type LogFrontier,
-  type Logger,
-  type LogSequencer,
-  type RunHead,
-  type SequencedAppend,
-  type StoredRecord,
+import type {
+  CheckpointRow,
+  LogFrontier,
+  Logger,
+  LogSequencer,
+  RunHead,
+  SequencedAppend,
+  StoredRecord,
 } from '@callgate/core';
+import { CompactRange } from '@callgate/core/ledger';
 import { CallgateError } from '@callgate/protocol';
 import pg from 'pg';
 import { CALL_COLUMNS, rowToCheckpoint, toBuffer } from './rows.js';

@@ -2,17 +2,9 @@
 // log's one key (a key file every replica reads, or the key kept in the database), the log's one
 // origin, the shared ledger and the approval channel between replicas.
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
-import {
-  type ApprovalPort,
-  Engine,
-  generateEd25519KeyPair,
-  Ledger,
-  type Logger,
-  logSignerFromPrivateKey,
-  type Policy,
-  randomBytes,
-  type ToolSpec,
-} from '@callgate/core';
+import { type ApprovalPort, Engine, type Logger, type Policy, type ToolSpec } from '@callgate/core';
+import { generateEd25519KeyPair, randomBytes } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { CallgateError } from '@callgate/protocol';
 import { PostgresApprovalChannel } from './approval-channel.js';
 import type { PostgresStoreOptions } from './database.js';

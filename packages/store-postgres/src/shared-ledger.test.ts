@@ -1,6 +1,6 @@
 // Two ledgers on two stores over one PostgreSQL schema behave as one log: what two server
 // replicas do. Real PostgreSQL (CALLGATE_TEST_PG_URL), no mock.
-import { generateLogSigner, Ledger, openCheckpoint, verifyBundle } from '@callgate/core';
+import { generateLogSigner, Ledger, openCheckpoint, verifyBundle } from '@callgate/core/ledger';
 import type { RecordBody } from '@callgate/protocol';
 import fc from 'fast-check';
 import pg from 'pg';

@@ -3,7 +3,7 @@
 // and a lost or emptied database is never silently a fresh log under the old key and origin.
 
 import { statSync } from 'node:fs';
-import { encodeVerifierKey, logSignerFromPrivateKey, openCheckpoint } from '@callgate/core';
+import { encodeVerifierKey, logSignerFromPrivateKey, openCheckpoint } from '@callgate/core/ledger';
 import { CallgateError } from '@callgate/protocol';
 import Database from 'better-sqlite3';
 

@@ -1,14 +1,6 @@
-import {
-  type ApprovalPort,
-  Engine,
-  Ledger,
-  type Logger,
-  type LogSigner,
-  logSignerFromPrivateKey,
-  type Policy,
-  randomBytes,
-  type ToolSpec,
-} from '@callgate/core';
+import { type ApprovalPort, Engine, type Logger, type Policy, type ToolSpec } from '@callgate/core';
+import { randomBytes } from '@callgate/core/crypto';
+import { Ledger, type LogSigner, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { openDataDir } from './data-dir.js';
 import type { SqliteStore } from './sqlite-store.js';
 import { acquireWriterLock, type WriterLock } from './writer-lock.js';

@@ -12,7 +12,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { ed25519PublicKey, generateEd25519KeyPair, randomBytes } from '@callgate/core';
+import { ed25519PublicKey, generateEd25519KeyPair, randomBytes } from '@callgate/core/crypto';
 import { CallgateError } from '@callgate/protocol';
 
 /** The key file's name inside the data folder. */

@@ -1,7 +1,12 @@
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateLogSigner, logSignerFromPrivateKey, signKeyRotation, verifyBundle } from '@callgate/core';
+import {
+  generateLogSigner,
+  logSignerFromPrivateKey,
+  signKeyRotation,
+  verifyBundle,
+} from '@callgate/core/ledger';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openLedger } from './embedded.js';
 import { rotateLogKey } from './rotate-key.js';

@@ -2,12 +2,8 @@
 // key signs (see core's signKeyRotation), so verifiers that pin the old key follow the change.
 import { closeSync, fsyncSync, linkSync, openSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  generateEd25519KeyPair,
-  KEY_ROTATIONS_META_KEY,
-  logSignerFromPrivateKey,
-  signKeyRotation,
-} from '@callgate/core';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { KEY_ROTATIONS_META_KEY, logSignerFromPrivateKey, signKeyRotation } from '@callgate/core/ledger';
 import { LOG_PUBLIC_KEY_META } from './continuity.js';
 import { openLedger } from './embedded.js';
 

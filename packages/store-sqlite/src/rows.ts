@@ -2,7 +2,7 @@
 // optional field is NULL in a row and absent (not `undefined`) in the object read back. JSON
 // values are stored as RFC 8785 canonical text.
 import type { ApiKeyRow, CallRow, CheckpointRow, RunRow } from '@callgate/core';
-import { canonicalJson } from '@callgate/core';
+import { canonicalJson } from '@callgate/core/crypto';
 import type { Approval, Opening, StoredGrant } from '@callgate/protocol';
 
 /** A `runs` row. */

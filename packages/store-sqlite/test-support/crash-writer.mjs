@@ -5,7 +5,7 @@
 //
 // Usage: node crash-writer.mjs <database path> <NORMAL|FULL>
 // A database that already holds records is continued: each run resumes from its head.
-import { canonicalJson, sha256 } from '@callgate/core';
+import { canonicalJson, sha256 } from '@callgate/core/crypto';
 import { SqliteStore } from '@callgate/store-sqlite';
 
 const [databasePath, synchronous] = process.argv.slice(2);

@@ -1,15 +1,8 @@
 // Test support: an engine on a MemoryStore with a fresh log key, the tools and policy the tests share.
 
-import {
-  type ApprovalPort,
-  Engine,
-  type EngineOptions,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  logSignerFromPrivateKey,
-  MemoryStore,
-} from '@callgate/core';
+import { type ApprovalPort, Engine, type EngineOptions, loadPolicy, MemoryStore } from '@callgate/core';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import type { ToolSpec } from '@callgate/protocol';
 
 export const TEST_TOOLS: ToolSpec[] = [

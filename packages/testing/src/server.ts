@@ -1,13 +1,7 @@
 // Test support: a server app on an in-memory engine with keys of every role (`@callgate/testing/server`).
-import {
-  Engine,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  logSignerFromPrivateKey,
-  MemoryStore,
-  type ToolSpec,
-} from '@callgate/core';
+import { Engine, loadPolicy, MemoryStore, type ToolSpec } from '@callgate/core';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { type AppOptions, createApiKey, createApp } from '@callgate/server';
 import type { Hono } from 'hono';
 

@@ -1,15 +1,8 @@
 // Generated runs through core's executeStep (in-process engine on a MemoryStore, reviewers as an
 // approval port), checked from outside after each run. `npm run fuzz` runs many more.
-import {
-  CallbackApprovalPort,
-  Engine,
-  executeStep,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  logSignerFromPrivateKey,
-  MemoryStore,
-} from '@callgate/core';
+import { CallbackApprovalPort, Engine, executeStep, loadPolicy, MemoryStore } from '@callgate/core';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import type { ToolCall } from '@callgate/protocol';
 import { expect } from 'vitest';
 import {

@@ -2,14 +2,9 @@
 // reviewer would drive it: decisions, grant consumes, outcomes, approvals answered (and answered
 // late or twice), runs ended. Bodies are written as raw JSON text, so big integers travel with
 // their digits. Checked from outside after each run.
-import {
-  Engine,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  logSignerFromPrivateKey,
-  MemoryStore,
-} from '@callgate/core';
+import { Engine, loadPolicy, MemoryStore } from '@callgate/core';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { createApiKey, createApp } from '@callgate/server';
 import { expect } from 'vitest';
 import {

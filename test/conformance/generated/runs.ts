@@ -2,7 +2,7 @@
 // each run from outside (docs/ledger.md, "Invariants of the record"). Each integration
 // (core.test.ts, http.test.ts, gateway.test.ts) drives the same generated runs through its own
 // real path and hands the outcome to `checkRun`.
-import { verifyBundle } from '@callgate/core';
+import { verifyBundle } from '@callgate/core/ledger';
 import type { Bundle, LedgerRecord } from '@callgate/protocol';
 import fc from 'fast-check';
 

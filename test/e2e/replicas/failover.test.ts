@@ -5,7 +5,7 @@
 // the gate fails closed, says why, and health says so; it recovers when the database returns.
 import { loadavg } from 'node:os';
 import { CallgateClient, isCallgateError } from '@callgate/client';
-import { merkleRoot, openCheckpoint, verifyBundle } from '@callgate/core';
+import { merkleRoot, openCheckpoint, verifyBundle } from '@callgate/core/ledger';
 import type { LedgerRecord } from '@callgate/protocol';
 import { PostgresStore } from '@callgate/store-postgres';
 import { Agent, fetch as undiciFetch } from 'undici';

@@ -3,7 +3,7 @@
 // long-polling another at once; every decision and every approval is recorded exactly once.
 import { loadavg } from 'node:os';
 import { CallgateClient, isCallgateError } from '@callgate/client';
-import { verifyBundle } from '@callgate/core';
+import { verifyBundle } from '@callgate/core/ledger';
 import type { LedgerRecord } from '@callgate/protocol';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
 // approved or denied by a concurrent reviewer. Afterwards every decision is in the ledger, every
 // approval was resolved exactly once, no grant was consumed twice, and every run's bundle verifies.
 import { CallgateClient, isCallgateError } from '@callgate/client';
-import { verifyBundle } from '@callgate/core';
+import { verifyBundle } from '@callgate/core/ledger';
 import type { LedgerRecord } from '@callgate/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServerProcess, startCallgate } from './harness.js';

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CallgateClient } from '@callgate/client';
-import { digestOf } from '@callgate/core';
+import { digestOf } from '@callgate/core/crypto';
 import { openDataDir } from '@callgate/store-sqlite';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -11,11 +11,9 @@ import {
   type LedgerRecord,
   loadPolicy,
   replayPolicy,
-  type TimelineEntry,
-  timelineOf,
   truncateText,
-  verifyBundle,
 } from '@callgate/core';
+import { type TimelineEntry, timelineOf, verifyBundle } from '@callgate/core/ledger';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { DEMO_POLICY, DEMO_REPLAY_COUNTS, DEMO_STRICTER_POLICY } from '../demo/policy.js';
 import { EXPECTED, type Expectation, REPORT, SCRIPT, scriptedAnswer } from '../demo/script.js';

@@ -2,7 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CallgateClient, isCallgateError } from '@callgate/client';
-import { timelineOf } from '@callgate/core';
+import { timelineOf } from '@callgate/core/ledger';
 import type { AnyBundle } from '@callgate/protocol';
 import { openDataDir, openLedger } from '@callgate/store-sqlite';
 import { formatTimeline } from '../demo/timeline.js';

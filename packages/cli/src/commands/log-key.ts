@@ -3,7 +3,7 @@
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { logSignerFromPrivateKey } from '@callgate/core';
+import { logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { openDataDir, rotateLogKey } from '@callgate/store-sqlite';
 import type { Command, Option } from 'commander';
 

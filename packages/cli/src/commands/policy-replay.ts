@@ -11,8 +11,8 @@ import {
   type ReplayTool,
   replayPolicy,
   type ToolSpec,
-  verifyBundle,
 } from '@callgate/core';
+import { verifyBundle } from '@callgate/core/ledger';
 import {
   BUNDLE_FORMAT_V2,
   bundleSchema,

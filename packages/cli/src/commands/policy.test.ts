@@ -3,15 +3,9 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  Engine,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  logSignerFromPrivateKey,
-  MemoryStore,
-  type ToolSpec,
-} from '@callgate/core';
+import { Engine, loadPolicy, MemoryStore, type ToolSpec } from '@callgate/core';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { openEmbedded } from '@callgate/store-sqlite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseVerifierKey, verifyBundle } from '@callgate/core';
+import { parseVerifierKey, verifyBundle } from '@callgate/core/ledger';
 import { count } from '../format.js';
 
 export interface VerifyOptions {

@@ -2,7 +2,7 @@
 // and state folder, cosigning the checkpoints of the logs it is told to trust.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { resolve } from 'node:path';
-import { parseVerifierKey, Witness, witnessSignerFromPrivateKey } from '@callgate/core';
+import { parseVerifierKey, Witness, witnessSignerFromPrivateKey } from '@callgate/core/ledger';
 import type { Command } from 'commander';
 import { FileWitnessState, loadOrCreateWitnessKey } from '../witness/files.js';
 

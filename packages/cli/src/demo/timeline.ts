@@ -1,4 +1,5 @@
-import { formatDuration, type TimelineEntry } from '@callgate/core';
+import { formatDuration } from '@callgate/core';
+import type { TimelineEntry } from '@callgate/core/ledger';
 import { table } from '../format.js';
 
 /** The timeline as a text table with aligned columns, one line per call. */

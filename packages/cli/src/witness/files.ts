@@ -3,7 +3,8 @@
 // into place, so a crash leaves the old state or the new one, never a torn one.
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes, type WitnessLogState, type WitnessStateStore } from '@callgate/core';
+import { randomBytes } from '@callgate/core/crypto';
+import type { WitnessLogState, WitnessStateStore } from '@callgate/core/ledger';
 import { CallgateError } from '@callgate/protocol';
 
 function writeAtomically(path: string, text: string, mode: number): void {

@@ -1,6 +1,7 @@
 // `callgate serve` with `witnesses:`: every new checkpoint (and, while a witness has not cosigned,
 // every tick) goes to the witnesses. The timer never keeps the process alive.
-import { type Ledger, type Logger, type Store, uuidv7, type WitnessGap, Witnessing } from '@callgate/core';
+import { type Logger, type Store, uuidv7 } from '@callgate/core';
+import { type Ledger, type WitnessGap, Witnessing } from '@callgate/core/ledger';
 
 /**
  * Records witness gaps in the log itself, in a run of their own (framework `witness`): a `gap`

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addCheckpointBody, randomBytes, verifyBundle, witnessSignerFromPrivateKey } from '@callgate/core';
+import { randomBytes } from '@callgate/core/crypto';
+import { addCheckpointBody, verifyBundle, witnessSignerFromPrivateKey } from '@callgate/core/ledger';
 import { openLedger } from '@callgate/store-sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runVerify } from '../commands/verify.js';

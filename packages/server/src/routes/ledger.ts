@@ -1,4 +1,6 @@
-import { digestOf, readArguments, verifyBundle } from '@callgate/core';
+import { readArguments } from '@callgate/core';
+import { digestOf } from '@callgate/core/crypto';
+import { verifyBundle } from '@callgate/core/ledger';
 import { bundleSchema, bundleV2Schema, CallgateError, toolSpecSchema } from '@callgate/protocol';
 import { z } from 'zod';
 import {

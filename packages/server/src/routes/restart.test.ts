@@ -1,13 +1,8 @@
 // Tool specs an agent registered survive a server restart: the engine of the next process knows
 // them before its first decision (no spurious tool-not-found on the first call after it).
-import {
-  Engine,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  logSignerFromPrivateKey,
-  MemoryStore,
-} from '@callgate/core';
+import { Engine, loadPolicy, MemoryStore } from '@callgate/core';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../app.js';
 import { createApiKey } from '../keys.js';

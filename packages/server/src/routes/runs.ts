@@ -1,4 +1,5 @@
-import { type ApiKeyRow, canonicalJson, ToolRegistry, type ToolSpec } from '@callgate/core';
+import { type ApiKeyRow, ToolRegistry, type ToolSpec } from '@callgate/core';
+import { canonicalJson } from '@callgate/core/crypto';
 import { CallgateError } from '@callgate/protocol';
 import { z } from 'zod';
 import {

@@ -1,4 +1,5 @@
-import { timelineOf, truncateText, verifyBundle } from '@callgate/core';
+import { truncateText } from '@callgate/core';
+import { timelineOf, verifyBundle } from '@callgate/core/ledger';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';

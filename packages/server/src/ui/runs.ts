@@ -1,4 +1,5 @@
-import { formatDuration, type RunRow, type TimelineEntry } from '@callgate/core';
+import { formatDuration, type RunRow } from '@callgate/core';
+import type { TimelineEntry } from '@callgate/core/ledger';
 import { html } from 'hono/html';
 import type { Markup } from './layout.js';
 import { timeText } from './layout.js';

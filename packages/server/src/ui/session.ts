@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
-import { type ApiKeyRow, constantTimeEqual, randomBytes } from '@callgate/core';
+import type { ApiKeyRow } from '@callgate/core';
+import { constantTimeEqual, randomBytes } from '@callgate/core/crypto';
 
 /** A browser session, kept only on the server; the cookie holds nothing but its random id. */
 export interface Session {

@@ -2,16 +2,9 @@
 // other agents are interleaved with it, and checkpoints are signed along the way, so the bundle
 // has non-trivial inclusion proofs, two checkpoints and a consistency proof.
 
-import {
-  commit,
-  digestOf,
-  Ledger,
-  type LogSigner,
-  logSignerFromPrivateKey,
-  MemoryStore,
-  putPolicyDocument,
-  sha256,
-} from '@callgate/core';
+import { MemoryStore } from '@callgate/core';
+import { commit, digestOf, sha256 } from '@callgate/core/crypto';
+import { Ledger, type LogSigner, logSignerFromPrivateKey, putPolicyDocument } from '@callgate/core/ledger';
 import type { Bundle, RecordBody } from '@callgate/protocol';
 
 /** The log origin of fixtures. */

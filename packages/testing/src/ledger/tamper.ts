@@ -1,6 +1,6 @@
 // Test helper: tampering with an honest exported run and checking that the verifier catches it.
 
-import type { VerifyCheck, VerifyOptions, VerifyReport } from '@callgate/core';
+import type { VerifyCheck, VerifyOptions, VerifyReport } from '@callgate/core/ledger';
 import type { Bundle } from '@callgate/protocol';
 import { type BundleFixture, buildBundleFixture } from './fixture.js';
 
