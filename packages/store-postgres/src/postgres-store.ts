@@ -1,28 +1,10 @@
-import type {
-  ApiKeyRow,
-  ApprovalQuery,
-  ApprovalResolution,
-  CallRow,
-  CheckpointRow,
-  Logger,
-  RunHead,
-  RunRow,
-  Store,
-  StoredRecord,
-} from '@callgate/core';
+import type { ApiKeyRow, ApprovalQuery, ApprovalResolution, CallRow, RunRow, Store } from '@callgate/core';
 import { silentLogger } from '@callgate/core';
-import { canonicalJson } from '@callgate/core/crypto';
-import type { Approval, LedgerRecord, Opening, StoredGrant } from '@callgate/protocol';
+import type { Approval, StoredGrant } from '@callgate/protocol';
 import { CallgateError } from '@callgate/protocol';
 import pg from 'pg';
-import {
-  checkSchemaName,
-  clientConfig,
-  describeUrl,
-  durabilityOf,
-  type PostgresStoreOptions,
-  storeError,
-} from './database.js';
+import { checkSchemaName, clientConfig, durabilityOf, type PostgresStoreOptions } from './database.js';
+import { PostgresLog } from './postgres-log.js';
 import {
   API_KEY_COLUMNS,
   APPROVAL_COLUMNS,
@@ -37,23 +19,12 @@ import {
   rowToApiKey,
   rowToApproval,
   rowToCall,
-  rowToCheckpoint,
   rowToGrant,
-  rowToOpening,
   rowToRun,
   runValues,
 } from './rows.js';
 import { migrate } from './schema.js';
-import {
-  insertCheckpoint,
-  insertRecords,
-  literal,
-  lockHead,
-  PostgresSequencer,
-  script,
-  transaction,
-  upsertCallText,
-} from './sequencer.js';
+import { literal, script, upsertCallText } from './sequencer.js';
 
 /**
  * The {@link Store} several callgate servers share: PostgreSQL through `pg` (node-postgres).
@@ -69,37 +40,7 @@ import {
  * duplicate run, approval, grant or live API key name, or an out-of-order append, with `conflict`;
  * a second checkpoint of one size with another root with `ledger-invalid`.
  */
-export class PostgresStore implements Store {
-  /** What an acknowledged write survives (see {@link durabilityOf}); read from the server at open. */
-  synchronous: 'NORMAL' | 'FULL' = 'FULL';
-  readonly sequencer: PostgresSequencer;
-  /** The schema holding the tables. */
-  readonly schema: string;
-  /** The pool every query goes through (other parts of the store, e.g. notifications, share it). */
-  readonly pool: pg.Pool;
-  readonly #where: string;
-  readonly #logger: Logger;
-  readonly #config: pg.ClientConfig;
-  #closed = false;
-  #appends: Promise<void> = Promise.resolve();
-  /** Connections of other parts (e.g. notifications) to end with the store. */
-  readonly #closers = new Set<() => Promise<void>>();
-
-  private constructor(pool: pg.Pool, options: PostgresStoreOptions, schema: string, config: pg.ClientConfig) {
-    this.pool = pool;
-    this.schema = schema;
-    this.#config = config;
-    this.#where = describeUrl(options.url);
-    this.#logger = options.logger ?? silentLogger;
-    this.sequencer = new PostgresSequencer({
-      pool,
-      clientConfig: config,
-      leaseKey: `callgate:${schema}:checkpoint-lease`,
-      logger: this.#logger,
-      mapError: (error) => this.#error(error),
-    });
-  }
-
+export class PostgresStore extends PostgresLog implements Store {
   /**
    * Connects, creates the schema when missing and migrates it to the current version.
    * @throws CallgateError `gate-unavailable` when PostgreSQL cannot be reached (the message names
@@ -124,77 +65,37 @@ export class PostgresStore implements Store {
       }
     } catch (error) {
       await pool.end().catch(() => {});
-      throw store.#error(error);
+      throw store.errorOf(error);
     }
     return store;
   }
 
-  /** Settings of a new dedicated connection to this store's schema (e.g. for LISTEN). */
-  get clientConfig(): pg.ClientConfig {
-    return this.#config;
-  }
-
-  /** Where the store is (URL without password), for messages. */
-  get where(): string {
-    return this.#where;
-  }
-
-  #error(error: unknown, conflict?: string): unknown {
-    return storeError(error, this.#where, conflict);
-  }
-
-  async #query(text: string, values: unknown[] = [], conflict?: string): Promise<pg.QueryResult> {
-    if (this.#closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
-    try {
-      return await this.pool.query(text, values);
-    } catch (error) {
-      throw this.#error(error, conflict);
-    }
-  }
-
-  /** True when PostgreSQL answers a trivial query within `timeoutMs`. */
-  async ping(timeoutMs = 2000): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
-      });
-      await Promise.race([this.#query('SELECT 1'), timeout]);
-      return true;
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   async createRun(run: RunRow): Promise<void> {
-    await this.#query(
+    await this.query(
       `INSERT INTO runs (${RUN_COLUMNS}) VALUES (${parameters(RUN_COLUMNS)})`,
       runValues(run),
       `run ${run.run_id} exists`,
     );
   }
   async getRun(runId: string): Promise<RunRow | undefined> {
-    const { rows } = await this.#query(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId]);
+    const { rows } = await this.query(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId]);
     return rows[0] && rowToRun(rows[0]);
   }
   async listRuns(options: { limit?: number; before?: number } = {}): Promise<RunRow[]> {
     const { limit = 100, before } = options;
     const { rows } =
       before === undefined
-        ? await this.#query(
-            `SELECT ${RUN_COLUMNS} FROM runs ORDER BY started_at DESC, run_id DESC LIMIT $1`,
-            [limit],
-          )
-        : await this.#query(
+        ? await this.query(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY started_at DESC, run_id DESC LIMIT $1`, [
+            limit,
+          ])
+        : await this.query(
             `SELECT ${RUN_COLUMNS} FROM runs WHERE started_at < $1 ORDER BY started_at DESC, run_id DESC LIMIT $2`,
             [before, limit],
           );
     return rows.map(rowToRun);
   }
   async endRun(runId: string, status: RunRow['status'], endedAt: number): Promise<void> {
-    await this.#query('UPDATE runs SET status = $1, ended_at = $2 WHERE run_id = $3', [
+    await this.query('UPDATE runs SET status = $1, ended_at = $2 WHERE run_id = $3', [
       status,
       endedAt,
       runId,
@@ -206,18 +107,18 @@ export class PostgresStore implements Store {
    * {@link PostgresSequencer.defer}): a decided call is durable together with its records.
    */
   async putCall(call: CallRow): Promise<void> {
-    if (this.#closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
+    if (this.closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
     await this.sequencer.defer(upsertCallText(callValues(call)));
   }
   async listCalls(runId: string): Promise<CallRow[]> {
-    const { rows } = await this.#query(
+    const { rows } = await this.query(
       `SELECT ${CALL_COLUMNS} FROM calls WHERE run_id = $1 ORDER BY position`,
       [runId],
     );
     return rows.map(rowToCall);
   }
   async getCall(runId: string, callId: string): Promise<CallRow | undefined> {
-    const { rows } = await this.#query(
+    const { rows } = await this.query(
       `SELECT ${CALL_COLUMNS} FROM calls WHERE run_id = $1 AND call_id = $2 ORDER BY attempt DESC LIMIT 1`,
       [runId, callId],
     );
@@ -230,7 +131,7 @@ export class PostgresStore implements Store {
    * @throws CallgateError `conflict` when an approval with its id exists.
    */
   async createApproval(approval: Approval): Promise<void> {
-    if (this.#closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
+    if (this.closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
     await this.sequencer.defer(
       `INSERT INTO approvals (${APPROVAL_COLUMNS}) VALUES (${approvalValues(approval).map(literal).join(', ')})
        ON CONFLICT (id) DO NOTHING`,
@@ -238,7 +139,7 @@ export class PostgresStore implements Store {
     );
   }
   async getApproval(approvalId: string): Promise<Approval | undefined> {
-    const { rows } = await this.#query(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`, [
+    const { rows } = await this.query(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`, [
       approvalId,
     ]);
     return rows[0] && rowToApproval(rows[0]);
@@ -257,7 +158,7 @@ export class PostgresStore implements Store {
     }
     values.push(limit);
     const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
-    const { rows } = await this.#query(
+    const { rows } = await this.query(
       `SELECT ${APPROVAL_COLUMNS} FROM approvals ${where} ORDER BY created_at, position LIMIT $${values.length}`,
       values,
     );
@@ -271,7 +172,7 @@ export class PostgresStore implements Store {
   async resolveApproval(approvalId: string, update: ApprovalResolution): Promise<Approval | undefined> {
     if ((update.status as string) === 'pending')
       throw new RangeError('an approval cannot be resolved to pending');
-    const { rows } = await this.#query(
+    const { rows } = await this.query(
       `UPDATE approvals SET status = $2, resolved_at = $3,
          reviewer = coalesce($4, reviewer),
          response_reason = coalesce($5, response_reason),
@@ -298,7 +199,7 @@ export class PostgresStore implements Store {
    * @throws CallgateError `conflict` when a grant with its token hash exists.
    */
   async putGrant(grant: StoredGrant): Promise<void> {
-    if (this.#closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
+    if (this.closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
     try {
       await script(
         this.pool,
@@ -307,12 +208,12 @@ export class PostgresStore implements Store {
          COMMIT`,
       );
     } catch (error) {
-      throw this.#error(error, 'a grant with this token hash exists');
+      throw this.errorOf(error, 'a grant with this token hash exists');
     }
   }
   /** One conditional UPDATE: of many concurrent consumers, on any server, exactly one gets the grant. */
   async consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined> {
-    const { rows } = await this.#query(
+    const { rows } = await this.query(
       `UPDATE grants SET consumed_at = $1
        WHERE token_hash = $2 AND consumed_at IS NULL AND expires_at > $1
        RETURNING ${GRANT_COLUMNS}`,
@@ -326,7 +227,7 @@ export class PostgresStore implements Store {
     tool: string;
     arguments_digest: string;
   }): Promise<boolean> {
-    const { rows } = await this.#query(
+    const { rows } = await this.query(
       `SELECT 1 FROM grants
        WHERE run_id = $1 AND call_id = $2 AND tool = $3 AND arguments_digest = $4 AND consumed_at IS NOT NULL
        LIMIT 1`,
@@ -342,12 +243,12 @@ export class PostgresStore implements Store {
   }): Promise<StoredGrant[]> {
     const { rows } =
       query.run_id === undefined
-        ? await this.#query(
+        ? await this.query(
             `SELECT ${GRANT_COLUMNS} FROM grants
              WHERE tool = $1 AND arguments_digest = $2 AND consumed_at IS NULL AND expires_at > $3 ORDER BY position`,
             [query.tool, query.arguments_digest, query.now],
           )
-        : await this.#query(
+        : await this.query(
             `SELECT ${GRANT_COLUMNS} FROM grants
              WHERE tool = $1 AND arguments_digest = $2 AND run_id = $3 AND consumed_at IS NULL AND expires_at > $4
              ORDER BY position`,
@@ -357,184 +258,44 @@ export class PostgresStore implements Store {
   }
 
   async getIdempotencyKey(tool: string, key: string): Promise<string | undefined> {
-    const { rows } = await this.#query('SELECT call_id FROM idempotency_keys WHERE tool = $1 AND key = $2', [
+    const { rows } = await this.query('SELECT call_id FROM idempotency_keys WHERE tool = $1 AND key = $2', [
       tool,
       key,
     ]);
     return rows[0]?.call_id as string | undefined;
   }
   async putIdempotencyKey(tool: string, key: string, callId: string): Promise<void> {
-    await this.#query(
+    await this.query(
       `INSERT INTO idempotency_keys (tool, key, call_id) VALUES ($1, $2, $3)
        ON CONFLICT (tool, key) DO UPDATE SET call_id = excluded.call_id`,
       [tool, key, callId],
     );
   }
 
-  /**
-   * Appends records built elsewhere (their `seq` already set), all or none, in one transaction
-   * holding the log's head row: the batch must start at the log's size and be consecutive.
-   * Engines sharing the log append through {@link sequencer} instead.
-   * @throws CallgateError `conflict` for a batch out of order or a (run_id, run_seq) already stored.
-   */
-  appendRecords(records: StoredRecord[]): Promise<void> {
-    // Batches go to PostgreSQL in call order (each must start where the previous ended).
-    const append = this.#appends.then(() => this.#appendNow(records));
-    this.#appends = append.catch(() => {});
-    return append;
-  }
-  async #appendNow(records: StoredRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    if (this.#closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
-    try {
-      await transaction(this.pool, async (client) => {
-        const range = await lockHead(client);
-        for (const [index, stored] of records.entries()) {
-          if (stored.record.seq !== range.size)
-            throw new CallgateError(
-              'conflict',
-              `append out of order: seq ${stored.record.seq}, log size ${range.size - index}`,
-              { seq: stored.record.seq },
-            );
-          range.append(stored.leaf_hash);
-        }
-        await insertRecords(client, records, range);
-      });
-    } catch (error) {
-      if (error instanceof CallgateError) throw error;
-      throw this.#error(error, 'a record with this run_id and run_seq exists');
-    }
-  }
-  async ledgerSize(): Promise<number> {
-    const { rows } = await this.#query('SELECT size FROM ledger_head WHERE id = 1');
-    return (rows[0]?.size as number | undefined) ?? 0;
-  }
-  async readRecords(from: number, to: number): Promise<LedgerRecord[]> {
-    const { rows } = await this.#query(
-      'SELECT canonical FROM records WHERE seq >= $1 AND seq < $2 ORDER BY seq',
-      [from, to],
-    );
-    return rows.map((row) => JSON.parse(row.canonical as string) as LedgerRecord);
-  }
-  async readRunRecords(runId: string): Promise<LedgerRecord[]> {
-    const { rows } = await this.#query('SELECT canonical FROM records WHERE run_id = $1 ORDER BY run_seq', [
-      runId,
-    ]);
-    return rows.map((row) => JSON.parse(row.canonical as string) as LedgerRecord);
-  }
-  async readLeafHashes(from: number, to: number): Promise<Uint8Array[]> {
-    const { rows } = await this.#query(
-      'SELECT leaf_hash FROM records WHERE seq >= $1 AND seq < $2 ORDER BY seq',
-      [from, to],
-    );
-    return rows.map((row) => new Uint8Array(row.leaf_hash as Buffer));
-  }
-  async runHead(runId: string): Promise<RunHead | undefined> {
-    const { rows } = await this.#query(
-      'SELECT run_seq, digest FROM records WHERE run_id = $1 ORDER BY run_seq DESC LIMIT 1',
-      [runId],
-    );
-    const row = rows[0];
-    return row && { run_seq: row.run_seq as number, digest: row.digest as string };
-  }
-
-  async putCheckpoint(checkpoint: CheckpointRow): Promise<void> {
-    if (this.#closed) throw new CallgateError('internal', 'the PostgreSQL store is closed');
-    try {
-      await insertCheckpoint(this.pool, checkpoint);
-    } catch (error) {
-      throw error instanceof CallgateError ? error : this.#error(error);
-    }
-  }
-  async latestCheckpoint(): Promise<CheckpointRow | undefined> {
-    const { rows } = await this.#query(
-      'SELECT size, root, note, ts FROM checkpoints ORDER BY size DESC LIMIT 1',
-    );
-    return rows[0] && rowToCheckpoint(rows[0]);
-  }
-  async listCheckpoints(fromSize: number, toSize: number): Promise<CheckpointRow[]> {
-    const { rows } = await this.#query(
-      'SELECT size, root, note, ts FROM checkpoints WHERE size >= $1 AND size <= $2 ORDER BY size',
-      [fromSize, toSize],
-    );
-    return rows.map(rowToCheckpoint);
-  }
-
-  async putOpenings(openings: Opening[]): Promise<void> {
-    if (openings.length === 0) return;
-    await this.#query(
-      `INSERT INTO openings (commitment, salt, value)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
-       ON CONFLICT (commitment) DO UPDATE SET salt = excluded.salt, value = excluded.value`,
-      [
-        openings.map((opening) => opening.commitment),
-        openings.map((opening) => opening.salt),
-        openings.map((opening) => canonicalJson(opening.value)),
-      ],
-    );
-  }
-  async getOpenings(commitments: string[]): Promise<Opening[]> {
-    if (commitments.length === 0) return [];
-    const { rows } = await this.#query(
-      'SELECT commitment, salt, value FROM openings WHERE commitment = ANY($1::text[])',
-      [commitments],
-    );
-    const found = new Map(rows.map((row) => [row.commitment as string, rowToOpening(row)]));
-    return commitments.flatMap((commitment) => {
-      const opening = found.get(commitment);
-      return opening ? [opening] : [];
-    });
-  }
-
   async putApiKey(key: ApiKeyRow): Promise<void> {
-    await this.#query(
+    await this.query(
       `INSERT INTO api_keys (${API_KEY_COLUMNS}) VALUES (${parameters(API_KEY_COLUMNS)})`,
       apiKeyValues(key),
       `an API key named ${key.name} (or with this hash) exists`,
     );
   }
   async getApiKey(keyHash: string): Promise<ApiKeyRow | undefined> {
-    const { rows } = await this.#query(`SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [
+    const { rows } = await this.query(`SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE key_hash = $1`, [
       keyHash,
     ]);
     return rows[0] && rowToApiKey(rows[0]);
   }
   async listApiKeys(): Promise<ApiKeyRow[]> {
-    const { rows } = await this.#query(
+    const { rows } = await this.query(
       `SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, position`,
     );
     return rows.map(rowToApiKey);
   }
   async revokeApiKey(name: string, revokedAt: number): Promise<boolean> {
-    const result = await this.#query(
+    const result = await this.query(
       'UPDATE api_keys SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL',
       [revokedAt, name],
     );
     return (result.rowCount ?? 0) > 0;
-  }
-
-  async getMeta(key: string): Promise<string | undefined> {
-    const { rows } = await this.#query('SELECT value FROM meta WHERE key = $1', [key]);
-    return rows[0]?.value as string | undefined;
-  }
-  async setMeta(key: string, value: string): Promise<void> {
-    await this.#query(
-      'INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      [key, value],
-    );
-  }
-
-  /** Registers `close` to run when the store closes (a dedicated connection of another part). */
-  onClose(close: () => Promise<void>): void {
-    this.#closers.add(close);
-  }
-
-  /** Gives up the checkpoint lease and closes every connection. Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    for (const close of this.#closers) await close().catch(() => {});
-    await this.sequencer.releaseLease();
-    await this.pool.end();
   }
 }

@@ -1,24 +1,6 @@
-import type {
-  ApiKeyRow,
-  ApprovalQuery,
-  CallRow,
-  CheckpointRow,
-  Logger,
-  RunHead,
-  RunRow,
-  Store,
-  StoredRecord,
-  StoreStatus,
-} from '@callgate/core';
-import { silentLogger } from '@callgate/core';
-import type { Approval, LedgerRecord, Opening, StoredGrant } from '@callgate/protocol';
-import { CallgateError } from '@callgate/protocol';
-import type Database from 'better-sqlite3';
+import type { ApiKeyRow, ApprovalQuery, CallRow, RunRow, Store } from '@callgate/core';
+import type { Approval, StoredGrant } from '@callgate/protocol';
 import { conflictOnConstraint, openDatabase, type SqliteStoreOptions } from './database.js';
-import { StoreFaults } from './store-faults.js';
-
-export type { SqliteStoreOptions } from './database.js';
-
 import {
   type ApprovalRecordRow,
   apiKeyToRow,
@@ -26,25 +8,17 @@ import {
   type CallParameters,
   callToParameters,
   grantToRow,
-  openingToRow,
   rowToApiKey,
   rowToApproval,
   rowToCall,
-  rowToCheckpoint,
   rowToGrant,
-  rowToOpening,
   rowToRun,
   runToRow,
-  toBuffer,
 } from './rows.js';
-import {
-  type ApprovalFilter,
-  type PreparedStatement,
-  prepareApprovalQuery,
-  prepareStatements,
-  type Statements,
-} from './statements.js';
-import { WriteQueue } from './write-queue.js';
+import { SqliteLog } from './sqlite-log.js';
+import { type ApprovalFilter, type PreparedStatement, prepareApprovalQuery } from './statements.js';
+
+export type { SqliteStoreOptions } from './database.js';
 
 /** API keys remembered by `getApiKey` at most (all are forgotten when it is full). */
 const REMEMBERED_API_KEYS = 1_000;
@@ -72,78 +46,12 @@ const REMEMBERED_API_KEYS = 1_000;
  * checkpoint); a write that meets a full disk or an I/O error rejects with `store-unavailable`
  * (see {@link SqliteStore.status}); other SQLite errors reject as thrown by better-sqlite3.
  */
-export class SqliteStore implements Store {
-  readonly synchronous: 'NORMAL' | 'FULL';
-  /** The database file's path. */
-  readonly path: string;
-  readonly #database: Database.Database;
-  readonly #statements: Statements;
+export class SqliteStore extends SqliteLog implements Store {
   readonly #approvalQueries = new Map<ApprovalFilter, PreparedStatement<unknown[], ApprovalRecordRow>>();
-  readonly #append: Database.Transaction<(records: StoredRecord[]) => void>;
-  readonly #putOpenings: Database.Transaction<(rows: ReturnType<typeof openingToRow>[]) => void>;
-  readonly #writes: WriteQueue;
-  readonly #faults: StoreFaults;
-  #probedAt = 0;
-  readonly #checkpointTimer: NodeJS.Timeout;
-  readonly #logger: Logger;
-  #closed = false;
   /** API keys as last read, by hash (undefined: no such key), valid while `data_version` is unchanged. */
   readonly #apiKeys = new Map<string, ApiKeyRow | undefined>();
   #apiKeysVersion: number | undefined;
 
-  private constructor(
-    database: Database.Database,
-    path: string,
-    options: Required<Pick<SqliteStoreOptions, 'synchronous' | 'walCheckpointIntervalMs'>> &
-      SqliteStoreOptions,
-  ) {
-    this.#database = database;
-    this.path = path;
-    this.synchronous = options.synchronous;
-    this.#logger = options.logger ?? silentLogger;
-    this.#statements = prepareStatements(database);
-    this.#append = database.transaction((records: StoredRecord[]) => {
-      let size = this.#statements.ledgerSize.get() ?? 0;
-      for (const stored of records) {
-        const { record } = stored;
-        if (record.seq !== size) {
-          throw new CallgateError('conflict', `append out of order: seq ${record.seq}, log size ${size}`, {
-            seq: record.seq,
-          });
-        }
-        this.#statements.insertRecord.run(
-          record.seq,
-          record.run_id,
-          record.run_seq,
-          record.type,
-          stored.canonical,
-          toBuffer(stored.leaf_hash),
-          stored.digest,
-        );
-        size += 1;
-      }
-    });
-    this.#putOpenings = database.transaction((rows: ReturnType<typeof openingToRow>[]) => {
-      for (const row of rows) this.#statements.putOpening.run(row);
-    });
-    this.#faults = new StoreFaults(path);
-    this.#writes = new WriteQueue(database, this.#faults);
-    this.#checkpointTimer = setInterval(() => this.#passiveCheckpoint(), options.walCheckpointIntervalMs);
-    this.#checkpointTimer.unref();
-  }
-
-  /**
-   * Opens (creating when missing) the database at `path` and migrates it to the current schema.
-   * Sets WAL mode, `synchronous`, `busy_timeout`, `foreign_keys = ON` and
-   * `wal_autocheckpoint = 0`, and starts the background checkpoint timer (unref'd: it never keeps
-   * the process alive).
-   *
-   * @param path a file path; `:memory:` and temporary databases are refused (no WAL, nothing
-   *   durable — use core's MemoryStore instead).
-   * @throws CallgateError `internal` when the database cannot use WAL or is at a newer schema
-   *   version than this code knows; RangeError for a non-positive interval; SqliteError when the
-   *   file cannot be opened.
-   */
   /**
    * Opens (creating when missing) the database at `path` and migrates it to the current schema
    * (see {@link openDatabase}), then starts the background checkpoint timer (unref'd: it never
@@ -160,57 +68,29 @@ export class SqliteStore implements Store {
     return new SqliteStore(database, path, { ...options, synchronous, walCheckpointIntervalMs });
   }
 
-  #passiveCheckpoint(): void {
-    try {
-      // PASSIVE never waits for readers or writers: it copies what it can and returns.
-      this.#database.pragma('wal_checkpoint(PASSIVE)');
-    } catch (error) {
-      this.#logger.warn(
-        { error, path: this.path },
-        'background WAL checkpoint failed; retrying at the next interval',
-      );
-    }
-  }
-
-  /** Commits the queued writes, so that a read sees them. */
-  #settle(): void {
-    this.#writes.flush();
-  }
-
-  /**
-   * Queues a write (see {@link WriteQueue}). After close, runs it at once, so that it rejects
-   * with better-sqlite3's "database connection is not open". Write methods turn their input into
-   * rows before queueing: a bad input rejects at once, and later changes to the caller's object do
-   * not reach the database.
-   */
-  #write<T>(apply: () => T): Promise<T> {
-    if (this.#closed) return new Promise<T>((resolve) => resolve(apply()));
-    return this.#writes.write(apply);
-  }
-
   async createRun(run: RunRow): Promise<void> {
     const row = runToRow(run);
-    return this.#write(() => {
-      conflictOnConstraint(`run ${run.run_id} exists`, () => this.#statements.insertRun.run(row));
+    return this.write(() => {
+      conflictOnConstraint(`run ${run.run_id} exists`, () => this.statements.insertRun.run(row));
     });
   }
   async getRun(runId: string): Promise<RunRow | undefined> {
-    this.#settle();
-    const row = this.#statements.getRun.get(runId);
+    this.settle();
+    const row = this.statements.getRun.get(runId);
     return row && rowToRun(row);
   }
   async listRuns(options: { limit?: number; before?: number } = {}): Promise<RunRow[]> {
-    this.#settle();
+    this.settle();
     const { limit = 100, before } = options;
     const rows =
       before === undefined
-        ? this.#statements.listRuns.all(limit)
-        : this.#statements.listRunsBefore.all(before, limit);
+        ? this.statements.listRuns.all(limit)
+        : this.statements.listRunsBefore.all(before, limit);
     return rows.map(rowToRun);
   }
   async endRun(runId: string, status: RunRow['status'], endedAt: number): Promise<void> {
-    return this.#write(() => {
-      this.#statements.endRun.run(status, endedAt, runId);
+    return this.write(() => {
+      this.statements.endRun.run(status, endedAt, runId);
     });
   }
 
@@ -223,33 +103,33 @@ export class SqliteStore implements Store {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#write(() => {
-      this.#statements.upsertCall.run(...parameters);
+    return this.write(() => {
+      this.statements.upsertCall.run(...parameters);
     });
   }
   async listCalls(runId: string): Promise<CallRow[]> {
-    this.#settle();
-    return this.#statements.listCalls.all(runId).map(rowToCall);
+    this.settle();
+    return this.statements.listCalls.all(runId).map(rowToCall);
   }
   async getCall(runId: string, callId: string): Promise<CallRow | undefined> {
-    this.#settle();
-    const row = this.#statements.getCall.get(runId, callId);
+    this.settle();
+    const row = this.statements.getCall.get(runId, callId);
     return row && rowToCall(row);
   }
 
   async createApproval(approval: Approval): Promise<void> {
     const row = approvalToRow(approval);
-    return this.#write(() => {
-      conflictOnConstraint(`approval ${approval.id} exists`, () => this.#statements.insertApproval.run(row));
+    return this.write(() => {
+      conflictOnConstraint(`approval ${approval.id} exists`, () => this.statements.insertApproval.run(row));
     });
   }
   async getApproval(approvalId: string): Promise<Approval | undefined> {
-    this.#settle();
-    const row = this.#statements.getApproval.get(approvalId);
+    this.settle();
+    const row = this.statements.getApproval.get(approvalId);
     return row && rowToApproval(row);
   }
   async listApprovals(query: ApprovalQuery = {}): Promise<Approval[]> {
-    this.#settle();
+    this.settle();
     const { status, run_id: runId, limit = 1000 } = query;
     const parameters: unknown[] = [];
     if (status !== undefined) parameters.push(status);
@@ -270,7 +150,7 @@ export class SqliteStore implements Store {
   #approvalQuery(filter: ApprovalFilter): PreparedStatement<unknown[], ApprovalRecordRow> {
     let statement = this.#approvalQueries.get(filter);
     if (!statement) {
-      statement = prepareApprovalQuery(this.#database, filter);
+      statement = prepareApprovalQuery(this.database, filter);
       this.#approvalQueries.set(filter, statement);
     }
     return statement;
@@ -296,22 +176,20 @@ export class SqliteStore implements Store {
       response_reason: update.response_reason ?? null,
       edited: update.edited === undefined ? null : update.edited ? 1 : 0,
     };
-    const row = await this.#write(() => this.#statements.resolveApproval.get(parameters));
+    const row = await this.write(() => this.statements.resolveApproval.get(parameters));
     return row && rowToApproval(row);
   }
 
   /** Stores a new grant. @throws CallgateError `conflict` when a grant with its token hash exists. */
   async putGrant(grant: StoredGrant): Promise<void> {
     const row = grantToRow(grant);
-    return this.#write(() => {
-      conflictOnConstraint('a grant with this token hash exists', () =>
-        this.#statements.insertGrant.run(row),
-      );
+    return this.write(() => {
+      conflictOnConstraint('a grant with this token hash exists', () => this.statements.insertGrant.run(row));
     });
   }
   /** Consumes a grant with one conditional UPDATE inside the write transaction (see resolveApproval). */
   async consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined> {
-    const row = await this.#write(() => this.#statements.consumeGrant.get(now, tokenHash, now));
+    const row = await this.write(() => this.statements.consumeGrant.get(now, tokenHash, now));
     return row && rowToGrant({ ...row, consumed_at: null });
   }
   async grantConsumed(binding: {
@@ -320,9 +198,9 @@ export class SqliteStore implements Store {
     tool: string;
     arguments_digest: string;
   }): Promise<boolean> {
-    this.#settle();
+    this.settle();
     return (
-      this.#statements.grantConsumed.get(
+      this.statements.grantConsumed.get(
         binding.run_id,
         binding.call_id,
         binding.tool,
@@ -336,108 +214,21 @@ export class SqliteStore implements Store {
     run_id?: string;
     now: number;
   }): Promise<StoredGrant[]> {
-    this.#settle();
+    this.settle();
     const rows =
       query.run_id === undefined
-        ? this.#statements.findGrants.all(query.tool, query.arguments_digest, query.now)
-        : this.#statements.findRunGrants.all(query.tool, query.arguments_digest, query.run_id, query.now);
+        ? this.statements.findGrants.all(query.tool, query.arguments_digest, query.now)
+        : this.statements.findRunGrants.all(query.tool, query.arguments_digest, query.run_id, query.now);
     return rows.map(rowToGrant);
   }
 
   async getIdempotencyKey(tool: string, key: string): Promise<string | undefined> {
-    this.#settle();
-    return this.#statements.getIdempotencyKey.get(tool, key);
+    this.settle();
+    return this.statements.getIdempotencyKey.get(tool, key);
   }
   async putIdempotencyKey(tool: string, key: string, callId: string): Promise<void> {
-    return this.#write(() => {
-      this.#statements.putIdempotencyKey.run(tool, key, callId);
-    });
-  }
-
-  /**
-   * Appends a batch of records, all or none (a savepoint inside the write transaction). The
-   * promise resolves after the commit (durable per `synchronous`).
-   *
-   * @throws CallgateError `conflict` when a record's `seq` is not the log's next (the batch must
-   *   start at `ledgerSize()`, counting batches queued before it, and be consecutive) or its
-   *   (run_id, run_seq) is already stored.
-   */
-  appendRecords(records: StoredRecord[]): Promise<void> {
-    if (records.length === 0) return Promise.resolve();
-    return this.#write(() =>
-      conflictOnConstraint('a record with this run_id and run_seq exists', () => this.#append(records)),
-    );
-  }
-  async ledgerSize(): Promise<number> {
-    this.#settle();
-    return this.#statements.ledgerSize.get() ?? 0;
-  }
-  async readRecords(from: number, to: number): Promise<LedgerRecord[]> {
-    this.#settle();
-    return this.#statements.readRecords
-      .all(from, to)
-      .map((canonical) => JSON.parse(canonical) as LedgerRecord);
-  }
-  async readRunRecords(runId: string): Promise<LedgerRecord[]> {
-    this.#settle();
-    return this.#statements.readRunRecords
-      .all(runId)
-      .map((canonical) => JSON.parse(canonical) as LedgerRecord);
-  }
-  async readLeafHashes(from: number, to: number): Promise<Uint8Array[]> {
-    this.#settle();
-    return this.#statements.readLeafHashes.all(from, to);
-  }
-  async runHead(runId: string): Promise<RunHead | undefined> {
-    this.#settle();
-    const row = this.#statements.runHead.get(runId);
-    return row && { run_seq: row.run_seq, digest: row.digest };
-  }
-
-  /**
-   * Stores a checkpoint; storing one of an already stored size with the same root is a no-op.
-   * @throws CallgateError `ledger-invalid` when a checkpoint of that size with another root exists.
-   */
-  async updateCheckpointNote(size: number, note: string): Promise<boolean> {
-    return this.#write(() => this.#statements.updateCheckpointNote.run(note, size).changes > 0);
-  }
-  async putCheckpoint(checkpoint: CheckpointRow): Promise<void> {
-    const root = toBuffer(checkpoint.root);
-    return this.#write(() => {
-      const { changes } = this.#statements.insertCheckpoint.run(
-        checkpoint.size,
-        root,
-        checkpoint.note,
-        checkpoint.ts,
-      );
-      if (changes === 0 && !this.#statements.getCheckpoint.get(checkpoint.size)?.root.equals(root)) {
-        throw new CallgateError(
-          'ledger-invalid',
-          `a checkpoint of size ${checkpoint.size} with another root is stored: the log forked`,
-          { size: checkpoint.size },
-        );
-      }
-    });
-  }
-  async latestCheckpoint(): Promise<CheckpointRow | undefined> {
-    this.#settle();
-    const row = this.#statements.latestCheckpoint.get();
-    return row && rowToCheckpoint(row);
-  }
-  async listCheckpoints(fromSize: number, toSize: number): Promise<CheckpointRow[]> {
-    this.#settle();
-    return this.#statements.listCheckpoints.all(fromSize, toSize).map(rowToCheckpoint);
-  }
-
-  async putOpenings(openings: Opening[]): Promise<void> {
-    const rows = openings.map(openingToRow);
-    return this.#write(() => this.#putOpenings(rows));
-  }
-  async getOpenings(commitments: string[]): Promise<Opening[]> {
-    this.#settle();
-    return commitments.flatMap((commitment) => {
-      const row = this.#statements.getOpening.get(commitment);
-      return row ? [rowToOpening(row)] : [];
+    return this.write(() => {
+      this.statements.putIdempotencyKey.run(tool, key, callId);
     });
   }
 
@@ -445,9 +236,9 @@ export class SqliteStore implements Store {
   async putApiKey(key: ApiKeyRow): Promise<void> {
     this.#apiKeys.clear();
     const row = apiKeyToRow(key);
-    return this.#write(() => {
+    return this.write(() => {
       conflictOnConstraint(`an API key named ${key.name} (or with this hash) exists`, () =>
-        this.#statements.insertApiKey.run(row),
+        this.statements.insertApiKey.run(row),
       );
     });
   }
@@ -459,7 +250,7 @@ export class SqliteStore implements Store {
    * `putApiKey` and `revokeApiKey` forget what is remembered.
    */
   async getApiKey(keyHash: string): Promise<ApiKeyRow | undefined> {
-    const version = this.#statements.dataVersion.get();
+    const version = this.statements.dataVersion.get();
     if (version !== this.#apiKeysVersion || this.#apiKeys.size >= REMEMBERED_API_KEYS) {
       this.#apiKeys.clear();
       this.#apiKeysVersion = version;
@@ -468,60 +259,19 @@ export class SqliteStore implements Store {
       const known = this.#apiKeys.get(keyHash);
       return known && { ...known };
     }
-    this.#settle();
-    const row = this.#statements.getApiKey.get(keyHash);
+    this.settle();
+    const row = this.statements.getApiKey.get(keyHash);
     const key = row && rowToApiKey(row);
     this.#apiKeys.set(keyHash, key && { ...key });
     return key;
   }
   /** All keys, revoked ones included, oldest first. */
   async listApiKeys(): Promise<ApiKeyRow[]> {
-    this.#settle();
-    return this.#statements.listApiKeys.all().map(rowToApiKey);
+    this.settle();
+    return this.statements.listApiKeys.all().map(rowToApiKey);
   }
   async revokeApiKey(name: string, revokedAt: number): Promise<boolean> {
     this.#apiKeys.clear();
-    return this.#write(() => this.#statements.revokeApiKey.run(revokedAt, name).changes > 0);
-  }
-
-  /**
-   * Whether the store can write: `ok`, or `unavailable` with SQLite's reason since a write failed
-   * on a full disk or an I/O error. While unavailable, a call tries one small write (at most once a
-   * second), so the status clears by itself once the disk has room again.
-   */
-  async status(): Promise<StoreStatus> {
-    if (this.#faults.faulty && !this.#closed && Date.now() - this.#probedAt >= 1000) {
-      this.#probedAt = Date.now();
-      await this.setMeta('store:probe', String(this.#probedAt)).catch(() => undefined);
-    }
-    return this.#faults.status();
-  }
-
-  async getMeta(key: string): Promise<string | undefined> {
-    this.#settle();
-    return this.#statements.getMeta.get(key);
-  }
-  async setMeta(key: string, value: string): Promise<void> {
-    return this.#write(() => {
-      this.#statements.setMeta.run(key, value);
-    });
-  }
-
-  /**
-   * Commits the queued writes, stops the checkpoint timer, checkpoints the WAL into the database
-   * file and truncates it (`wal_checkpoint(TRUNCATE)`; skipped quietly when another connection is
-   * reading), and closes the connection. Calling it again does nothing; any other method
-   * afterwards throws.
-   */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#settle();
-    this.#closed = true;
-    clearInterval(this.#checkpointTimer);
-    try {
-      this.#database.pragma('wal_checkpoint(TRUNCATE)');
-    } finally {
-      this.#database.close();
-    }
+    return this.write(() => this.statements.revokeApiKey.run(revokedAt, name).changes > 0);
   }
 }
