@@ -9,10 +9,10 @@ import { merkleRoot, openCheckpoint, verifyBundle } from '@callgate/core/ledger'
 import type { LedgerRecord } from '@callgate/protocol';
 import { PostgresStore } from '@callgate/store-postgres';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminQuery, freshDatabase, testPostgresUrl } from '../../postgres/database.js';
+import { describe, expect, it } from 'vitest';
+import { adminQuery, testPostgresUrl } from '../../postgres/database.js';
 import { runCallgate } from '../server/harness.js';
-import { type Deployment, type Replica, startDeployment } from './harness.js';
+import { deploymentPerSuite, type Replica } from './harness.js';
 
 const url = testPostgresUrl();
 const AGENTS = 24;
@@ -31,27 +31,15 @@ interface Acknowledged {
 }
 
 describe.skipIf(url === undefined)('three replicas on one PostgreSQL: replica and database loss', () => {
-  let deployment: Deployment;
-  let database: Awaited<ReturnType<typeof freshDatabase>>;
-
-  beforeAll(async () => {
-    database = await freshDatabase(url as string);
-    deployment = await startDeployment({
-      storeUrl: database.url,
-      count: 3,
-      keys: { agent: 'agent', reviewer: 'reviewer' },
-    });
-  }, 90_000);
-
-  afterAll(async () => {
-    await deployment?.stop();
-    await database?.drop();
-  }, 60_000);
+  const suite = deploymentPerSuite(url as string, () => ({
+    count: 3,
+    keys: { agent: 'agent', reviewer: 'reviewer' },
+  }));
 
   const clientOf = (replica: Replica, key: string) =>
     new CallgateClient({
       url: replica.url,
-      apiKey: deployment.keys[key] ?? '',
+      apiKey: suite.deployment.keys[key] ?? '',
       timeoutMs: 20_000,
       fetch: fetchWith,
     });
@@ -148,7 +136,7 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: replica an
 
     // One chain of checkpoints over one tree: each signed with the pinned key over a prefix of
     // the same leaves, before and after the signer was killed.
-    const store = await PostgresStore.open({ url: database.url });
+    const store = await PostgresStore.open({ url: suite.database.url });
     try {
       const size = await store.ledgerSize();
       const leaves = await store.readLeafHashes(0, size);
@@ -168,15 +156,15 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: replica an
   }, 120_000);
 
   it('fails closed when the database is lost mid-run, says so in health, and recovers', async () => {
-    const replica = deployment.replicas.find((candidate) => !candidate.exited()) as Replica;
+    const replica = suite.deployment.replicas.find((candidate) => !candidate.exited()) as Replica;
     const agent = clientOf(replica, 'agent');
     const run = await agent.startRun({ framework: 'db-loss' });
     await agent.decide(run.run_id, [{ id: 'before', tool: 'read_file', arguments: { path: '/a' } }]);
 
-    await adminQuery(url as string, `ALTER DATABASE ${database.name} ALLOW_CONNECTIONS false`);
+    await adminQuery(url as string, `ALTER DATABASE ${suite.database.name} ALLOW_CONNECTIONS false`);
     await adminQuery(
       url as string,
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database.name}'`,
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${suite.database.name}'`,
     );
     try {
       const refused = await agent
@@ -194,7 +182,7 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: replica an
       expect(body.error.kind).toBe('gate-unavailable');
       expect(body.error.message).toMatch(/PostgreSQL at .* is unreachable/);
     } finally {
-      await adminQuery(url as string, `ALTER DATABASE ${database.name} ALLOW_CONNECTIONS true`);
+      await adminQuery(url as string, `ALTER DATABASE ${suite.database.name} ALLOW_CONNECTIONS true`);
     }
     let status = 0;
     for (let tries = 0; tries < 50 && status !== 200; tries++) {
@@ -209,7 +197,7 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: replica an
   }, 60_000);
 
   it('refuses to start when the database is unreachable, saying which and why', async () => {
-    const closed = new URL(database.url);
+    const closed = new URL(suite.database.url);
     closed.port = '1';
     const result = await runCallgate(['serve', '--store', closed.toString(), '--port', '0']);
     expect(result.code).not.toBe(0);

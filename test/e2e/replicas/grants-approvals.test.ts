@@ -6,9 +6,9 @@ import { CallgateClient, isCallgateError } from '@callgate/client';
 import { verifyBundle } from '@callgate/core/ledger';
 import type { LedgerRecord } from '@callgate/protocol';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, testPostgresUrl } from '../../postgres/database.js';
-import { type Deployment, startDeployment } from './harness.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testPostgresUrl } from '../../postgres/database.js';
+import { deploymentPerSuite } from './harness.js';
 
 const url = testPostgresUrl();
 const dispatcher = new Agent({ keepAliveTimeout: 1000, connections: 64 });
@@ -20,12 +20,14 @@ function percentile(values: number[], p: number): number {
 }
 
 describe.skipIf(url === undefined)('three replicas on one PostgreSQL: grants and approvals', () => {
-  let deployment: Deployment;
-  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  const suite = deploymentPerSuite(url as string, () => ({
+    count: 3,
+    keys: { agent: 'agent', reviewer: 'reviewer' },
+  }));
   const client = (replica: number, key: string) =>
     new CallgateClient({
-      url: deployment.replicas[replica % 3]?.url ?? '',
-      apiKey: deployment.keys[key] ?? '',
+      url: suite.deployment.replicas[replica % 3]?.url ?? '',
+      apiKey: suite.deployment.keys[key] ?? '',
       timeoutMs: 60_000,
       fetch: ((input: string | URL | Request, init?: RequestInit) =>
         undiciFetch(
@@ -34,27 +36,16 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: grants and
         )) as unknown as typeof fetch,
     });
 
-  beforeAll(async () => {
-    database = await freshDatabase(url as string);
-    deployment = await startDeployment({
-      storeUrl: database.url,
-      count: 3,
-      keys: { agent: 'agent', reviewer: 'reviewer' },
-    });
-  }, 90_000);
-
   afterAll(async () => {
     if (process.env.CALLGATE_REPLICA_LOG)
       (await import('node:fs')).writeFileSync(
         process.env.CALLGATE_REPLICA_LOG,
-        deployment.replicas.map((replica) => replica.output()).join('\n=====\n'),
+        suite.deployment.replicas.map((replica) => replica.output()).join('\n=====\n'),
       );
-    await deployment?.stop();
-    await database?.drop();
   }, 60_000);
 
   it('every replica serves the same log key', () => {
-    const keys = new Set(deployment.replicas.map((replica) => replica.verifierKey));
+    const keys = new Set(suite.deployment.replicas.map((replica) => replica.verifierKey));
     expect(keys.size).toBe(1);
     expect([...keys][0]).toMatch(/^callgate\.local\/log\/[0-9a-f]{12}\+[0-9a-f]{8}\+/);
   });
@@ -183,7 +174,7 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: grants and
 
     const reviewer = client(0, 'reviewer');
     expect(await reviewer.listApprovals({ status: 'pending' })).toEqual([]);
-    const publicKey = deployment.replicas[0]?.verifierKey ?? '';
+    const publicKey = suite.deployment.replicas[0]?.verifierKey ?? '';
     for (const [index, runId] of runIds.entries()) {
       const bundle = await client(index + 1, 'reviewer').exportRun(runId);
       const report = verifyBundle(bundle, { publicKey, strict: true });

@@ -7,6 +7,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
+import { freshDatabase } from '../../postgres/database.js';
 import { BIN, POLICY_YAML, ROOT, runCallgate, TOOLS_YAML } from '../server/harness.js';
 
 const WATCHDOG = join(dirname(fileURLToPath(import.meta.url)), '../server/watchdog.mjs');
@@ -154,6 +156,43 @@ export async function startDeployment(options: {
     async stop() {
       await Promise.all(replicas.map((replica) => replica.stop()));
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What {@link startDeployment} takes besides the database. */
+export type DeploymentOptions = Omit<Parameters<typeof startDeployment>[0], 'storeUrl'>;
+
+/** A deployment of the enclosing `describe` and the fresh database it runs on. */
+export interface SuiteDeployment {
+  readonly deployment: Deployment;
+  readonly database: Awaited<ReturnType<typeof freshDatabase>>;
+}
+
+/**
+ * A fresh database on the PostgreSQL at `url` and a deployment on it, for the enclosing
+ * `describe`: started before its tests (`options` is read then), stopped and the database dropped
+ * after them. Hooks a test file adds after this call run before the stop.
+ */
+export function deploymentPerSuite(url: string, options: () => DeploymentOptions): SuiteDeployment {
+  let deployment: Deployment | undefined;
+  let database: SuiteDeployment['database'] | undefined;
+  beforeAll(async () => {
+    database = await freshDatabase(url);
+    deployment = await startDeployment({ storeUrl: database.url, ...options() });
+  }, 90_000);
+  afterAll(async () => {
+    await deployment?.stop();
+    await database?.drop();
+  }, 60_000);
+  return {
+    get deployment() {
+      if (!deployment) throw new Error('the deployment has not started');
+      return deployment;
+    },
+    get database() {
+      if (!database) throw new Error('the database has not been made');
+      return database;
     },
   };
 }

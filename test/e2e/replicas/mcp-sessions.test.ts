@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CallgateClient } from '@callgate/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, testPostgresUrl } from '../../postgres/database.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testPostgresUrl } from '../../postgres/database.js';
 import { BIN, connectClient } from '../gateway/harness.js';
-import { type Deployment, startDeployment } from './harness.js';
+import { deploymentPerSuite } from './harness.js';
 
 const url = testPostgresUrl();
 const POLICY = `
@@ -30,32 +30,23 @@ rules:
 `;
 
 describe.skipIf(url === undefined)('MCP sessions across replicas', () => {
-  let deployment: Deployment;
-  let database: Awaited<ReturnType<typeof freshDatabase>>;
   let folder: string;
-
-  beforeAll(async () => {
+  const suite = deploymentPerSuite(url as string, () => {
     folder = mkdtempSync(join(tmpdir(), 'callgate-replica-files-'));
-    database = await freshDatabase(url as string);
-    deployment = await startDeployment({
-      storeUrl: database.url,
+    return {
       count: 2,
       keys: { agent: 'agent', rita: 'reviewer' },
       policy: POLICY,
       config: `upstreams:\n  - name: files\n    stdio: { command: ${JSON.stringify(join(BIN, 'mcp-server-filesystem'))}, args: [${JSON.stringify(folder)}] }\n`,
-    });
-  }, 90_000);
+    };
+  });
 
-  afterAll(async () => {
-    await deployment?.stop();
-    await database?.drop();
-    rmSync(folder, { recursive: true, force: true });
-  }, 60_000);
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
   it('re-initialise on a survivor with the approval answered meanwhile honoured, not asked again', async () => {
-    const [first, second] = deployment.replicas;
+    const [first, second] = suite.deployment.replicas;
     if (!first || !second) throw new Error('two replicas expected');
-    const headers = { Authorization: `Bearer ${deployment.keys.agent}` };
+    const headers = { Authorization: `Bearer ${suite.deployment.keys.agent}` };
     const { client, transport } = await connectClient(`${first.url}/mcp/observe`, { headers });
     const sessionId = transport.sessionId;
     const target = join(folder, 'approved.txt');
@@ -64,7 +55,7 @@ describe.skipIf(url === undefined)('MCP sessions across replicas', () => {
       () => 'answered',
       () => 'failed',
     );
-    const reviewer = new CallgateClient({ url: second.url, apiKey: deployment.keys.rita ?? '' });
+    const reviewer = new CallgateClient({ url: second.url, apiKey: suite.deployment.keys.rita ?? '' });
     let pending: Awaited<ReturnType<CallgateClient['listApprovals']>> = [];
     for (let tries = 0; tries < 100 && pending.length === 0; tries++) {
       pending = await reviewer.listApprovals({ status: 'pending' });

@@ -2,9 +2,9 @@
 // the next page, the inbox's live updates and a form (CSRF) work on another, and signing out
 // there ends the session everywhere. Real PostgreSQL, real `callgate serve` processes.
 import { CallgateClient } from '@callgate/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, testPostgresUrl } from '../../postgres/database.js';
-import { type Deployment, startDeployment } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { testPostgresUrl } from '../../postgres/database.js';
+import { deploymentPerSuite } from './harness.js';
 
 const url = testPostgresUrl();
 
@@ -17,25 +17,13 @@ function sessionCookie(response: Response): string {
 const csrfOf = (page: string): string => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
 
 describe.skipIf(url === undefined)('UI sessions across replicas', () => {
-  let deployment: Deployment;
-  let database: Awaited<ReturnType<typeof freshDatabase>>;
-
-  beforeAll(async () => {
-    database = await freshDatabase(url as string);
-    deployment = await startDeployment({
-      storeUrl: database.url,
-      count: 2,
-      keys: { ana: 'reviewer', agent: 'agent' },
-    });
-  }, 90_000);
-
-  afterAll(async () => {
-    await deployment?.stop();
-    await database?.drop();
-  }, 60_000);
+  const suite = deploymentPerSuite(url as string, () => ({
+    count: 2,
+    keys: { ana: 'reviewer', agent: 'agent' },
+  }));
 
   it('survive the loss of the replica that signed the reviewer in', async () => {
-    const [first, second] = deployment.replicas;
+    const [first, second] = suite.deployment.replicas;
     if (!first || !second) throw new Error('two replicas expected');
     const form = await fetch(`${first.url}/ui/sign-in`);
     const anonymous = sessionCookie(form);
@@ -45,7 +33,7 @@ describe.skipIf(url === undefined)('UI sessions across replicas', () => {
       headers: { cookie: anonymous, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
         csrf: csrfOf(await form.text()),
-        key: deployment.keys.ana ?? '',
+        key: suite.deployment.keys.ana ?? '',
       }).toString(),
     });
     expect(signIn.status).toBe(303);
@@ -66,7 +54,7 @@ describe.skipIf(url === undefined)('UI sessions across replicas', () => {
         }
       })();
     await heard('event: ready');
-    const early = new CallgateClient({ url: first.url, apiKey: deployment.keys.agent ?? '' });
+    const early = new CallgateClient({ url: first.url, apiKey: suite.deployment.keys.agent ?? '' });
     const earlyRun = await early.startRun({ framework: 'sessions' });
     const asked = await early.decide(earlyRun.run_id, [
       { id: 'early', tool: 'send_invoice', arguments: { to: 'acme', amount: 7000 } },
@@ -82,7 +70,7 @@ describe.skipIf(url === undefined)('UI sessions across replicas', () => {
     expect(page).toContain('ana');
 
     // A form posted to the survivor carries the session's CSRF token: an approval is answered.
-    const agent = new CallgateClient({ url: second.url, apiKey: deployment.keys.agent ?? '' });
+    const agent = new CallgateClient({ url: second.url, apiKey: suite.deployment.keys.agent ?? '' });
     const run = await agent.startRun({ framework: 'sessions' });
     const { verdicts } = await agent.decide(run.run_id, [
       { id: 'pay', tool: 'send_invoice', arguments: { to: 'acme', amount: 5000 } },
