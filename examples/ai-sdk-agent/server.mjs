@@ -9,21 +9,12 @@
 //       self-check: starts its own server, approves through the API with a reviewer key,
 //       verifies the exported run against the log key, and exits 1 when anything differs.
 import { createAiSdkGate } from '@callgate/ai-sdk';
-import { CallgateClient, remoteGovernor } from '@callgate/client';
-import { verifyBundle } from '@callgate/core/ledger';
+import { remoteGovernor } from '@callgate/client';
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import {
-  answerWhenAsked,
-  exampleServer,
-  expectPrinted,
-  SELF_CHECK_LINES,
-  transcript,
-} from '../support/server.mjs';
+import { serverExample } from '../support/server.mjs';
 
-const { own, url, agentKey } = await exampleServer(new URL('policy.yaml', import.meta.url));
-const client = new CallgateClient({ url, apiKey: agentKey });
-const { printed, say } = transcript();
+const { client, say, runExample } = await serverExample(new URL('policy.yaml', import.meta.url));
 const tools = {
   read_file: tool({
     description: 'Read a file',
@@ -71,15 +62,8 @@ const model = new MockLanguageModelV4({
   },
 });
 
-let problem;
-try {
+await runExample(async () => {
   const gate = await createAiSdkGate({ governor: remoteGovernor(client) });
-  if (!own) console.log(`send_invoice will wait: approve or deny it at ${url}/ui/approvals`);
-  const reviewing = own
-    ? answerWhenAsked(url, own.reviewerKey, 'send_invoice', { reason: 'matches the order' }).then(
-        (approval) => say(`send_invoice ${approval.status} by ${approval.reviewer} (through the API)`),
-      )
-    : Promise.resolve();
   const messages = [{ role: 'user', content: 'Send acme its invoice.' }];
   for (;;) {
     const result = await generateText({
@@ -97,20 +81,5 @@ try {
     messages.push({ role: 'tool', content: responses });
   }
   await gate.end();
-  await reviewing;
-  if (own) {
-    const report = verifyBundle(await client.exportRun(gate.runId), {
-      publicKey: own.logKey(),
-      strict: true,
-    });
-    say(`ledger: ${report.ok ? 'verified' : 'NOT verified'} against callgate log-key show`);
-  } else {
-    console.log(`callgate run ${gate.runId}: callgate export --url ${url} --key <key> --run ${gate.runId}`);
-  }
-} catch (error) {
-  problem = error;
-} finally {
-  await own?.stop();
-}
-if (problem) throw problem;
-if (own) expectPrinted(printed, SELF_CHECK_LINES);
+  return gate.runId;
+});

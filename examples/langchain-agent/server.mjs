@@ -8,22 +8,13 @@
 //   node server.mjs
 //       self-check: starts its own server, approves through the API with a reviewer key,
 //       verifies the exported run against the log key, and exits 1 when anything differs.
-import { CallgateClient, remoteGovernor } from '@callgate/client';
-import { verifyBundle } from '@callgate/core/ledger';
+import { remoteGovernor } from '@callgate/client';
 import { callgateMiddleware } from '@callgate/langchain';
 import { fakeModel } from '@langchain/core/testing';
 import { AIMessage, createAgent, ToolMessage, tool } from 'langchain';
-import {
-  answerWhenAsked,
-  exampleServer,
-  expectPrinted,
-  SELF_CHECK_LINES,
-  transcript,
-} from '../support/server.mjs';
+import { serverExample } from '../support/server.mjs';
 
-const { own, url, agentKey } = await exampleServer(new URL('policy.yaml', import.meta.url));
-const client = new CallgateClient({ url, apiKey: agentKey });
-const { printed, say } = transcript();
+const { client, say, runExample } = await serverExample(new URL('policy.yaml', import.meta.url));
 const invoiceSchema = {
   type: 'object',
   properties: { to: { type: 'string' }, amount: { type: 'number' } },
@@ -69,14 +60,7 @@ const agent = createAgent({
   middleware: [callgateMiddleware({ governor: remoteGovernor(client) })],
 });
 
-let problem;
-try {
-  if (!own) console.log(`send_invoice will wait: approve or deny it at ${url}/ui/approvals`);
-  const reviewing = own
-    ? answerWhenAsked(url, own.reviewerKey, 'send_invoice', { reason: 'matches the order' }).then(
-        (approval) => say(`send_invoice ${approval.status} by ${approval.reviewer} (through the API)`),
-      )
-    : Promise.resolve();
+await runExample(async () => {
   let runId;
   for await (const update of await agent.stream(
     { messages: [{ role: 'user', content: 'Bill acme.' }] },
@@ -96,17 +80,5 @@ try {
       }
     }
   }
-  await reviewing;
-  if (own) {
-    const report = verifyBundle(await client.exportRun(runId), { publicKey: own.logKey(), strict: true });
-    say(`ledger: ${report.ok ? 'verified' : 'NOT verified'} against callgate log-key show`);
-  } else {
-    console.log(`callgate run ${runId}: callgate export --url ${url} --key <key> --run ${runId}`);
-  }
-} catch (error) {
-  problem = error;
-} finally {
-  await own?.stop();
-}
-if (problem) throw problem;
-if (own) expectPrinted(printed, SELF_CHECK_LINES);
+  return runId;
+});

@@ -9,23 +9,14 @@
 //   node server.mjs
 //       self-check: starts its own server, approves through the API with a reviewer key,
 //       verifies the exported run against the log key, and exits 1 when anything differs.
-import { CallgateClient, remoteGovernor } from '@callgate/client';
-import { verifyBundle } from '@callgate/core/ledger';
+import { remoteGovernor } from '@callgate/client';
 import { createAgentsGate } from '@callgate/openai-agents';
 import { Agent, run, setTracingDisabled } from '@openai/agents';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents-core/testing';
-import {
-  answerWhenAsked,
-  exampleServer,
-  expectPrinted,
-  SELF_CHECK_LINES,
-  transcript,
-} from '../support/server.mjs';
+import { serverExample } from '../support/server.mjs';
 
 setTracingDisabled(true);
-const { own, url, agentKey } = await exampleServer(new URL('policy.yaml', import.meta.url));
-const client = new CallgateClient({ url, apiKey: agentKey });
-const { printed, say } = transcript();
+const { client, say, runExample } = await serverExample(new URL('policy.yaml', import.meta.url));
 const object = (properties) => ({
   type: 'object',
   properties,
@@ -33,8 +24,7 @@ const object = (properties) => ({
   additionalProperties: false,
 });
 
-let problem;
-try {
+await runExample(async () => {
   const gate = createAgentsGate({ governor: remoteGovernor(client) });
   const agent = gate.agent(
     new Agent({
@@ -67,12 +57,6 @@ try {
       ],
     }),
   );
-  if (!own) console.log(`send_invoice will wait: approve or deny it at ${url}/ui/approvals`);
-  const reviewing = own
-    ? answerWhenAsked(url, own.reviewerKey, 'send_invoice', { reason: 'matches the order' }).then(
-        (approval) => say(`send_invoice ${approval.status} by ${approval.reviewer} (through the API)`),
-      )
-    : Promise.resolve();
   const context = await gate.begin({ customer: 'acme' });
   let result = await run(agent, 'Bill acme.', { context });
   while (result.interruptions.length > 0) {
@@ -81,18 +65,5 @@ try {
   }
   say(`model: ${result.finalOutput}`);
   await gate.finish(result);
-  await reviewing;
-  const runId = context.callgate.run_id;
-  if (own) {
-    const report = verifyBundle(await client.exportRun(runId), { publicKey: own.logKey(), strict: true });
-    say(`ledger: ${report.ok ? 'verified' : 'NOT verified'} against callgate log-key show`);
-  } else {
-    console.log(`callgate run ${runId}: callgate export --url ${url} --key <key> --run ${runId}`);
-  }
-} catch (error) {
-  problem = error;
-} finally {
-  await own?.stop();
-}
-if (problem) throw problem;
-if (own) expectPrinted(printed, SELF_CHECK_LINES);
+  return context.callgate.run_id;
+});

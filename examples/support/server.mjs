@@ -1,12 +1,14 @@
 // What the server-backed examples share: a `callgate serve` of their own (when no --url is
-// given) and a reviewer that answers through the HTTP API, standing in for the person at the
-// inbox. Every path is taken from this file's folder, so the examples run from any directory.
+// given), a reviewer that answers through the HTTP API, standing in for the person at the
+// inbox, and the check of what the run printed and recorded (`serverExample`). Every path is taken from this file's folder, so the examples run from any directory.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { CallgateClient } from '@callgate/client';
+import { verifyBundle } from '@callgate/core/ledger';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../packages/cli/dist/bin.js');
 // The `node` on PATH runs the command (the Node its SQLite module was built for), whichever Node
@@ -147,4 +149,45 @@ export function transcript() {
       console.log(line);
     },
   };
+}
+
+/**
+ * The frame of a server-backed example, around the framework's own code: the server of `--url`
+ * and `--key` or one of its own (see {@link exampleServer}), a client of it with the agent key,
+ * and `say` (prints a line and keeps it). `runExample(agent)` calls `agent()`, which runs the agent and
+ * resolves with its callgate run id. Meanwhile, on its own server, a reviewer approves
+ * `send_invoice` through the API; then the run's bundle is exported and verified against the log
+ * key (`callgate log-key show`), the server stops, and the example exits 1 unless it printed
+ * {@link SELF_CHECK_LINES}. With `--url`, it says where to approve, and how to export the run.
+ */
+export async function serverExample(policyUrl) {
+  const { own, url, agentKey } = await exampleServer(policyUrl);
+  const client = new CallgateClient({ url, apiKey: agentKey });
+  const { printed, say } = transcript();
+  async function runExample(agent) {
+    let problem;
+    try {
+      if (!own) console.log(`send_invoice will wait: approve or deny it at ${url}/ui/approvals`);
+      const reviewing = own
+        ? answerWhenAsked(url, own.reviewerKey, 'send_invoice', { reason: 'matches the order' }).then(
+            (approval) => say(`send_invoice ${approval.status} by ${approval.reviewer} (through the API)`),
+          )
+        : Promise.resolve();
+      const runId = await agent();
+      await reviewing;
+      if (own) {
+        const report = verifyBundle(await client.exportRun(runId), { publicKey: own.logKey(), strict: true });
+        say(`ledger: ${report.ok ? 'verified' : 'NOT verified'} against callgate log-key show`);
+      } else {
+        console.log(`callgate run ${runId}: callgate export --url ${url} --key <key> --run ${runId}`);
+      }
+    } catch (error) {
+      problem = error;
+    } finally {
+      await own?.stop();
+    }
+    if (problem) throw problem;
+    if (own) expectPrinted(printed, SELF_CHECK_LINES);
+  }
+  return { url, client, say, runExample };
 }
