@@ -17,6 +17,7 @@ import { valueAtPath } from './guardrails.js';
 import { mintCallId } from './ids.js';
 import type { ProvenanceResult } from './provenance.js';
 import { validateArguments } from './registry.js';
+import { appendModelMessage } from './run-records.js';
 import type { RunState } from './run-state.js';
 
 /**
@@ -199,16 +200,7 @@ export async function decideCalls(
         arguments_commitment: commitValue(context, raw.value, writes, raw.canonical),
       };
     });
-    const content = message.content === undefined ? undefined : recordable(message.content);
-    writes.push(
-      context.ledger.append(runId, {
-        type: 'model-message',
-        role: message.role,
-        content_commitment: content === undefined ? null : commitValue(context, content.value, writes),
-        ...(content && content.reasons.length > 0 ? { content_normalized: content.reasons } : {}),
-        tool_calls: toolCalls,
-      }),
-    );
+    appendModelMessage(context, runId, message, toolCalls, writes);
   }
 
   for (const item of prepared) {

@@ -1,4 +1,4 @@
-import type { ErrorKind } from '@callgate/protocol';
+import type { ErrorKind, RecordBody } from '@callgate/protocol';
 import { recordable } from '../json/normalize.js';
 import { commitValue, type GateContext } from './context.js';
 import type { ModelMessage } from './decide.js';
@@ -13,16 +13,21 @@ export interface ExchangeReport {
   error_kind?: ErrorKind;
 }
 
+/** The calls a `model-message` record names: each one's id, tool and arguments commitment. */
+export type MessageToolCalls = Extract<RecordBody, { type: 'model-message' }>['tool_calls'];
+
 /**
- * Appends a `model-message` record for a message that asked for no tool calls; its content is
- * committed (kept in the vault when the vault is on), never stored in the ledger.
+ * Appends the `model-message` record of `message`, which asked for `toolCalls`; its content is
+ * committed (kept in the vault when the vault is on), never stored in the ledger. The writes are
+ * pushed onto `writes` for the caller to await.
  */
-export async function recordMessage(
+export function appendModelMessage(
   context: GateContext,
   runId: string,
   message: ModelMessage,
-): Promise<void> {
-  const writes: Promise<unknown>[] = [];
+  toolCalls: MessageToolCalls,
+  writes: Promise<unknown>[],
+): void {
   const content = message.content === undefined ? undefined : recordable(message.content);
   writes.push(
     context.ledger.append(runId, {
@@ -30,9 +35,19 @@ export async function recordMessage(
       role: message.role,
       content_commitment: content === undefined ? null : commitValue(context, content.value, writes),
       ...(content && content.reasons.length > 0 ? { content_normalized: content.reasons } : {}),
-      tool_calls: [],
+      tool_calls: toolCalls,
     }),
   );
+}
+
+/** Records a model message that asked for no tool calls (see {@link appendModelMessage}). */
+export async function recordMessage(
+  context: GateContext,
+  runId: string,
+  message: ModelMessage,
+): Promise<void> {
+  const writes: Promise<unknown>[] = [];
+  appendModelMessage(context, runId, message, [], writes);
   await Promise.all(writes);
 }
 
