@@ -45,7 +45,7 @@ describe.skipIf(url === undefined)('three replicas on one PostgreSQL: replica an
     });
 
   it('kill -9 of the checkpoint signer under write load loses no acknowledged record and keeps one ledger', async () => {
-    const { replicas } = deployment;
+    const { replicas } = suite.deployment;
     // The replica holding the checkpoint lease says so in its log.
     let holder: Replica | undefined;
     for (let tries = 0; tries < 100 && holder === undefined; tries++) {
