@@ -1,4 +1,3 @@
-import type { RecordBody } from '@callgate/protocol';
 import { commit, commitCanonical } from '../json/canonical.js';
 import type { JsonLimits } from '../json/safe-json.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -55,9 +54,4 @@ export function guardedLedger(ledger: Ledger, unrecordable: Map<string, string>)
         throw error;
       }),
   };
-}
-
-/** Appends one record to the run's chain; resolves when it is durable. */
-export function appendRecord(context: GateContext, runId: string, body: RecordBody) {
-  return context.ledger.append(runId, body);
 }
