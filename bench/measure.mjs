@@ -9,6 +9,17 @@ function percentile(sorted, p) {
   return sorted[index];
 }
 
+/** { p50_us, p99_us, p999_us, per_second } of `samples` (µs each) taken in `totalUs` µs in all. */
+function summary(samples, totalUs) {
+  samples.sort();
+  return {
+    p50_us: round(percentile(samples, 50)),
+    p99_us: round(percentile(samples, 99)),
+    p999_us: round(percentile(samples, 99.9)),
+    per_second: Math.round((samples.length / totalUs) * 1e6),
+  };
+}
+
 /**
  * Runs `operation` `iterations` times in sequence after `warmup` runs and returns
  * { p50_us, p99_us, p999_us, per_second } (per_second from the mean).
@@ -22,14 +33,7 @@ export async function latency(operation, { iterations = 20_000, warmup = 2_000 }
     await operation(warmup + i);
     samples[i] = Number(process.hrtime.bigint() - t0) / 1_000;
   }
-  const totalUs = Number(process.hrtime.bigint() - started) / 1_000;
-  samples.sort();
-  return {
-    p50_us: round(percentile(samples, 50)),
-    p99_us: round(percentile(samples, 99)),
-    p999_us: round(percentile(samples, 99.9)),
-    per_second: Math.round((iterations / totalUs) * 1e6),
-  };
+  return summary(samples, Number(process.hrtime.bigint() - started) / 1_000);
 }
 
 /** Synchronous variant of {@link latency} for operations that do not return a promise. */
@@ -42,14 +46,7 @@ export function latencySync(operation, { iterations = 200_000, warmup = 20_000 }
     operation(warmup + i);
     samples[i] = Number(process.hrtime.bigint() - t0) / 1_000;
   }
-  const totalUs = Number(process.hrtime.bigint() - started) / 1_000;
-  samples.sort();
-  return {
-    p50_us: round(percentile(samples, 50)),
-    p99_us: round(percentile(samples, 99)),
-    p999_us: round(percentile(samples, 99.9)),
-    per_second: Math.round((iterations / totalUs) * 1e6),
-  };
+  return summary(samples, Number(process.hrtime.bigint() - started) / 1_000);
 }
 
 /** Runs `operation` from `concurrency` loops for `seconds`; returns operations per second. */
