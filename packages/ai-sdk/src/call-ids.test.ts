@@ -3,18 +3,14 @@
 // the prompt the next model call reads, under an id of its own; ids the model gave once keep
 // their name, and the ledger records each call once (minted where the id could not be kept).
 
+import { scriptedModel } from '@callgate/testing/ai-sdk';
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
-import { convertArrayToReadableStream, MockLanguageModelV4 } from 'ai/test';
+import { convertArrayToReadableStream } from 'ai/test';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conformanceWorld } from '../../../test/conformance/world.js';
 import { callIdsMiddleware } from './call-ids.js';
 import { createAiSdkGate } from './index.js';
-
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 1, text: 1, reasoning: 0 },
-};
 
 /** Ids a model may give a step's calls: empty ones, and a few names that repeat. */
 const stepIds = fc.array(fc.constantFrom('', 'a', 'b', 'c'), { minLength: 1, maxLength: 5 });
@@ -25,28 +21,13 @@ describe('@callgate/ai-sdk call ids of a step (generated)', () => {
       fc.asyncProperty(stepIds, async (ids) => {
         const world = await conformanceWorld({});
         try {
-          let turn = 0;
-          const model = new MockLanguageModelV4({
-            doGenerate: async () =>
-              turn++ === 0
-                ? {
-                    content: ids.map((id, index) => ({
-                      type: 'tool-call' as const,
-                      toolCallId: id,
-                      toolName: 'read_file',
-                      input: JSON.stringify({ path: `f${index}.txt` }),
-                    })),
-                    finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' },
-                    usage,
-                    warnings: [],
-                  }
-                : {
-                    content: [{ type: 'text' as const, text: 'done' }],
-                    finishReason: { unified: 'stop' as const, raw: 'stop' },
-                    usage,
-                    warnings: [],
-                  },
-          });
+          const model = scriptedModel([
+            ids.map((id, index) => ({
+              id,
+              tool: 'read_file',
+              input: JSON.stringify({ path: `f${index}.txt` }),
+            })),
+          ]);
           const gate = await createAiSdkGate({ governor: world.governor });
           const readFile = tool({
             inputSchema: jsonSchema<{ path: string }>({

@@ -3,42 +3,15 @@
 // decision, failing closed, tools used without the approval function, and outcomes of failing
 // and streaming tools. Node 22.
 import { type Governor, localReviewer } from '@callgate/core/adapter';
+import { type ScriptedCall, scriptedModel } from '@callgate/testing/ai-sdk';
 import { generateText, jsonSchema, type ModelMessage, stepCountIs, type ToolSet, tool } from 'ai';
-import { MockLanguageModelV4 } from 'ai/test';
+import type { MockLanguageModelV4 } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ConformanceWorld, conformanceWorld, MODES } from '../../../test/conformance/world.js';
 import { createAiSdkGate } from './index.js';
 
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 1, text: 1, reasoning: 0 },
-};
-
 /** A model that asks for `calls` once, then answers `done`. */
-function model(calls: { id: string; tool: string; input: string }[]) {
-  let turn = 0;
-  return new MockLanguageModelV4({
-    doGenerate: async () =>
-      turn++ === 0
-        ? {
-            content: calls.map((call) => ({
-              type: 'tool-call' as const,
-              toolCallId: call.id,
-              toolName: call.tool,
-              input: call.input,
-            })),
-            finishReason: { unified: 'tool-calls' as const, raw: 'tool_calls' },
-            usage,
-            warnings: [],
-          }
-        : {
-            content: [{ type: 'text' as const, text: 'done' }],
-            finishReason: { unified: 'stop' as const, raw: 'stop' },
-            usage,
-            warnings: [],
-          },
-  });
-}
+const model = (calls: ScriptedCall[]) => scriptedModel([calls]);
 
 let world: ConformanceWorld | undefined;
 afterEach(async () => {

@@ -3,6 +3,8 @@ import * as browser from './browser.js';
 import * as api from './index.js';
 import * as server from './server.js';
 
+// `@callgate/testing/ai-sdk` is not imported here: the AI SDK loads only under the Node 22 config
+// (its eventsource-parser exports TypeScript under the `source` condition).
 describe('@callgate/testing', () => {
   it('exports exactly the pinned names, by subpath', () => {
     expect({
