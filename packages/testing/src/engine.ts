@@ -65,6 +65,22 @@ rules:
     reason: arguments came from an untrusted tool
 `;
 
+/**
+ * An engine on a fresh MemoryStore with a new log key for `origin`, built with `options` (besides
+ * its store and ledger). The ledger stamps records with `ledgerClock` (epoch ms) when given.
+ */
+export async function memoryStoreEngine(
+  origin: string,
+  options: Omit<EngineOptions, 'store' | 'ledger'>,
+  ledgerClock?: () => number,
+) {
+  const store = new MemoryStore();
+  const signer = logSignerFromPrivateKey(origin, generateEd25519KeyPair().privateKey);
+  const ledger = await Ledger.open(store, { signer, origin, ...(ledgerClock ? { clock: ledgerClock } : {}) });
+  return { engine: new Engine({ store, ledger, ...options }), store, ledger, signer };
+}
+
+/** {@link memoryStoreEngine} with the test tools and policy (or `policy`), and a run started. */
 export async function testEngine(
   options: {
     policy?: string;
@@ -73,13 +89,7 @@ export async function testEngine(
     clock?: () => number;
   } & Partial<EngineOptions> = {},
 ) {
-  const store = new MemoryStore();
-  const keys = generateEd25519KeyPair();
-  const signer = logSignerFromPrivateKey('test.local/log', keys.privateKey);
-  const ledger = await Ledger.open(store, { signer, origin: 'test.local/log' });
-  const engine = new Engine({
-    store,
-    ledger,
+  const { engine, store, ledger, signer } = await memoryStoreEngine('test.local/log', {
     policy: loadPolicy(options.policy ?? TEST_POLICY, { source: 'test-policy.yaml' }),
     tools: TEST_TOOLS,
     approvalPorts: options.ports ?? [],

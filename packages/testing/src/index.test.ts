@@ -32,6 +32,7 @@ describe('@callgate/testing', () => {
           "fixtureSigner",
           "makeBenchInputs",
           "makeBenchPolicy",
+          "memoryStoreEngine",
           "recordingExecutor",
           "tamperBase",
           "testEngine",

@@ -2,7 +2,7 @@
 // engine, ledger fixtures and tamper helpers, the benchmarks' policy; the server app is in
 // `@callgate/testing/server`. Pinned by index.test.ts.
 export { BENCH_TOOL_NAMES, makeBenchInputs, makeBenchPolicy } from './bench-policy.js';
-export { TEST_POLICY, TEST_TOOLS, testEngine } from './engine.js';
+export { memoryStoreEngine, TEST_POLICY, TEST_TOOLS, testEngine } from './engine.js';
 export { approvingReviewer, denyingReviewer, recordingExecutor } from './executor.js';
 export type { BundleFixture, BundleFixtureOptions } from './ledger/fixture.js';
 export {

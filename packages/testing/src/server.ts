@@ -1,9 +1,8 @@
 // Test support: a server app on an in-memory engine with keys of every role (`@callgate/testing/server`).
-import { Engine, loadPolicy, MemoryStore, type ToolSpec } from '@callgate/core';
-import { generateEd25519KeyPair } from '@callgate/core/crypto';
-import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
+import { type Engine, loadPolicy, type ToolSpec } from '@callgate/core';
 import { type AppOptions, createApiKey, createApp } from '@callgate/server';
 import type { Hono } from 'hono';
+import { memoryStoreEngine } from './engine.js';
 
 /** A parsed JSON answer, read loosely by tests. */
 // biome-ignore lint/suspicious/noExplicitAny: tests read answers' fields without declaring every shape
@@ -61,21 +60,15 @@ export async function memoryEngine(options: { policy?: string; clock?: () => num
   engine: Engine;
   publicKey: string;
 }> {
-  const store = new MemoryStore();
-  const origin = 'test.local/server';
-  const signer = logSignerFromPrivateKey(origin, generateEd25519KeyPair().privateKey);
-  const ledger = await Ledger.open(store, {
-    signer,
-    origin,
-    ...(options.clock ? { clock: options.clock } : {}),
-  });
-  const engine = new Engine({
-    store,
-    ledger,
-    policy: loadPolicy(options.policy ?? POLICY, { source: 'test-policy.yaml' }),
-    tools: TOOLS,
-    ...(options.clock ? { clock: options.clock } : {}),
-  });
+  const { engine, signer } = await memoryStoreEngine(
+    'test.local/server',
+    {
+      policy: loadPolicy(options.policy ?? POLICY, { source: 'test-policy.yaml' }),
+      tools: TOOLS,
+      ...(options.clock ? { clock: options.clock } : {}),
+    },
+    options.clock,
+  );
   return { engine, publicKey: signer.verifierKey };
 }
 
