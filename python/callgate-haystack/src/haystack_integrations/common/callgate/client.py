@@ -2,8 +2,9 @@
 HTTP clients of the callgate server API (``/v1``), synchronous and asynchronous, sharing one
 implementation: every operation is built once, without I/O, in :mod:`.operations` (requests and
 how to read their answers, :mod:`.api`), and each client only sends it over its transport — the
-synchronous one on keep-alive ``http.client`` connections (:mod:`.transport`; half the time per
-request of httpx, measured side by side), the asynchronous one on httpx's asyncio client.
+synchronous one on keep-alive HTTP/1.1 connections of its own (:mod:`.transport`, :mod:`.http1`;
+a sixth of httpx's client time per request, measured side by side in ``bench/http_clients.py``),
+the asynchronous one on httpx's asyncio client.
 
 Both clients have the same methods with the same arguments and return the same values; every
 method of :class:`AsyncCallgateClient` is the coroutine of the method of the same name on

@@ -218,7 +218,9 @@ def consume_grant(token: str, *, run_id: str, call_id: str, tool: str, arguments
     return Call(Request("POST", "/v1/grants/consume", body))
 
 
-def end_run(run_id: str, status: str = "completed", *, outcomes: list[dict[str, Any]] | None = None) -> Call[dict[str, Any]]:
+def end_run(
+    run_id: str, status: str = "completed", *, outcomes: list[dict[str, Any]] | None = None
+) -> Call[dict[str, Any]]:
     """
     Ends a run: ``outcomes`` not sent yet are recorded first, in order; calls decided but never
     completed are recorded as ``decided-not-completed`` (asks never approved as ``denied``),

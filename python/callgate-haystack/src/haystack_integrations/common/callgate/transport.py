@@ -1,12 +1,12 @@
 """
-Keep-alive HTTP/1.1 connections for the synchronous client, on the standard library's
-``http.client``.
+Keep-alive HTTP/1.1 connections for the synchronous client (:mod:`.http1`).
 
-Measured side by side against httpx on the hook's one request per allowed call
-(``bench/http_clients.py``), a bare ``http.client`` connection answers in about half the time
-(httpx's request and response models, its transport layers and its per-request timeout objects
-cost about 0.3–0.7 ms per request on a small VM); nothing else in the client needs what httpx
-adds. The asynchronous client keeps httpx (it runs on asyncio itself, without a thread per call).
+Measured side by side on the hook's one request per allowed call (``bench/http_clients.py``):
+httpx's request and response models, its transport layers and its per-request timeout objects
+cost about 0.3–0.7 ms per request on a small VM, and ``http.client`` still writes head and body
+separately and parses header fields with the ``email`` package; nothing in the client needs
+more than :mod:`.http1` does. The asynchronous client keeps httpx (it runs on asyncio itself,
+without a thread per call).
 
 - One idle connection is reused per request; a connection is taken by one thread at a time (a
   small pool, so one client serves many threads).
@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import http.client
 import select
-import socket
 import ssl
 import threading
 from urllib.parse import urlencode, urlsplit
 
+from .http1 import Answer, Connection
 from .trace_context import trace_headers
 
 #: Errors that mean the server closed a reused keep-alive connection before reading the request.
@@ -35,22 +35,7 @@ _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
 MAX_IDLE = 8
 
 
-class Answer:
-    """A response: ``status`` (int), ``reason`` (str) and ``content`` (the body's bytes)."""
-
-    __slots__ = ("content", "reason", "status")
-
-    def __init__(self, status: int, reason: str, content: bytes) -> None:
-        self.status = status
-        self.reason = reason
-        self.content = content
-
-    @property
-    def is_success(self) -> bool:
-        return 200 <= self.status < 300
-
-
-def _closed_by_peer(connection: http.client.HTTPConnection) -> bool:
+def _closed_by_peer(connection: Connection) -> bool:
     sock = connection.sock
     if sock is None:
         return True
@@ -59,6 +44,10 @@ def _closed_by_peer(connection: http.client.HTTPConnection) -> bool:
     except (OSError, ValueError):
         return True
     return bool(readable)  # an idle keep-alive socket that reads as ready was closed (EOF) or is broken
+
+
+def _token(name: str) -> bool:
+    return bool(name) and name.isascii() and all(character.isalnum() or character in "-_" for character in name)
 
 
 class KeepAliveConnections:
@@ -78,28 +67,23 @@ class KeepAliveConnections:
         self._host = parts.hostname or "127.0.0.1"
         self._port = parts.port or (443 if self._https else 80)
         self._prefix = parts.path.rstrip("/")
-        self._headers = {**headers, "connection": "keep-alive"}
+        fields = {"host": parts.netloc.rpartition("@")[2], **headers, "connection": "keep-alive"}
+        for name, value in fields.items():
+            if not _token(name) or any(character in value for character in "\r\n\0"):
+                raise ValueError(f"callgate client: header {name!r} cannot be sent (a line break or NUL in it)")
+        # The header fields every request carries, encoded once.
+        self._fields = "".join(f"{name}: {value}\r\n" for name, value in fields.items()).encode("latin-1")
         self._connect_timeout = connect_timeout
-        self._idle: list[http.client.HTTPConnection] = []
+        self._idle: list[Connection] = []
         self._lock = threading.Lock()
         self._ssl_context: ssl.SSLContext | None = None
 
-    def _new(self) -> http.client.HTTPConnection:
-        connection: http.client.HTTPConnection
-        if self._https:
-            if self._ssl_context is None:
-                self._ssl_context = ssl.create_default_context()
-            connection = http.client.HTTPSConnection(
-                self._host, self._port, timeout=self._connect_timeout, context=self._ssl_context
-            )
-        else:
-            connection = http.client.HTTPConnection(self._host, self._port, timeout=self._connect_timeout)
-        connection.connect()
-        if connection.sock is not None:
-            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return connection
+    def _new(self) -> Connection:
+        if self._https and self._ssl_context is None:
+            self._ssl_context = ssl.create_default_context()
+        return Connection(self._host, self._port, self._connect_timeout, self._ssl_context if self._https else None)
 
-    def _take(self) -> tuple[http.client.HTTPConnection, bool]:
+    def _take(self) -> tuple[Connection, bool]:
         while True:
             with self._lock:
                 connection = self._idle.pop() if self._idle else None
@@ -109,7 +93,7 @@ class KeepAliveConnections:
                 return connection, True
             connection.close()
 
-    def _give_back(self, connection: http.client.HTTPConnection) -> None:
+    def _give_back(self, connection: Connection) -> None:
         with self._lock:
             if len(self._idle) < MAX_IDLE:
                 self._idle.append(connection)
@@ -133,16 +117,19 @@ class KeepAliveConnections:
         :raises http.client.HTTPException: When the answer is not HTTP.
         """
         target = self._prefix + path + (f"?{urlencode(params)}" if params else "")
+        if not target.isprintable() or " " in target:
+            raise ValueError(f"callgate client: the request target {target!r} has a space or a control character")
+        traced = trace_headers()
+        head = f"{method} {target} HTTP/1.1\r\n".encode() + self._fields
+        if content is not None or method in ("POST", "PUT", "PATCH"):
+            head += b"content-length: %d\r\n" % (len(content) if content else 0)
+        if traced:
+            head += "".join(f"{name}: {value}\r\n" for name, value in traced.items()).encode("latin-1")
+        head += b"\r\n"
         for attempt in (0, 1):
             connection, reused = self._take()
             try:
-                if connection.sock is not None:
-                    connection.sock.settimeout(timeout)
-                traced = trace_headers()
-                headers = {**self._headers, **traced} if traced else self._headers
-                connection.request(method, target, body=content, headers=headers)
-                response = connection.getresponse()
-                body = response.read()
+                answer = connection.exchange(head, content, timeout)
             except _STALE:
                 connection.close()
                 if reused and attempt == 0:
@@ -151,11 +138,11 @@ class KeepAliveConnections:
             except BaseException:
                 connection.close()
                 raise
-            if response.will_close:
+            if answer.will_close:
                 connection.close()
             else:
                 self._give_back(connection)
-            return Answer(response.status, response.reason, body)
+            return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
