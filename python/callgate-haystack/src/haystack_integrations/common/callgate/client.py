@@ -2,9 +2,9 @@
 HTTP clients of the callgate server API (``/v1``), synchronous and asynchronous, sharing one
 implementation: every operation is built once, without I/O, in :mod:`.operations` (requests and
 how to read their answers, :mod:`.api`), and each client only sends it over its transport — the
-synchronous one on keep-alive HTTP/1.1 connections of its own (:mod:`.transport`, :mod:`.http1`;
-a sixth of httpx's client time per request, measured side by side in ``bench/http_clients.py``),
-the asynchronous one on httpx's asyncio client.
+synchronous one on sockets (:mod:`.transport`), the asynchronous one on asyncio streams
+(:mod:`.async_transport`), both keep-alive HTTP/1.1 framed and parsed by :mod:`.http1` (a sixth
+of httpx's client CPU per request, measured side by side in ``bench/http_clients.py``).
 
 Both clients have the same methods with the same arguments and return the same values; every
 method of :class:`AsyncCallgateClient` is the coroutine of the method of the same name on
@@ -35,13 +35,12 @@ import http.client
 from collections.abc import Awaitable, Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-import httpx
 from haystack.utils import Secret
 
 from . import operations
 from .api import MAX_WAIT_SECONDS, Call, Request, ServerUnreachable, StepAnswer, read_answer, unreachable
+from .async_transport import AsyncKeepAliveConnections
 from .codec import encode_body
-from .trace_context import trace_headers
 from .transport import KeepAliveConnections
 from .wire import resolve_server_url
 
@@ -191,29 +190,26 @@ class AsyncCallgateClient(_ClientBase):
         connect_timeout: float = 2.0,
     ) -> None:
         super().__init__(url, api_key, timeout, connect_timeout)
-        self._http: httpx.AsyncClient | None = None
+        self._http: AsyncKeepAliveConnections | None = None
 
-    def _client(self) -> httpx.AsyncClient:
+    def _client(self) -> AsyncKeepAliveConnections:
         if self._http is None:
-            # A plain http:// server never uses TLS: skip loading the CA bundle (tens of ms) then.
-            plain = self.url.startswith("http://")
-            self._http = httpx.AsyncClient(base_url=self.url, headers=self._headers(), verify=not plain)
+            self._http = AsyncKeepAliveConnections(self.url, self._headers(), self.connect_timeout)
         return self._http
 
     async def _send(self, request: Request) -> Any:
         """Sends ``request``; returns its answer's decoded body (see :func:`~.api.read_answer`)."""
         try:
-            response = await self._client().request(
+            answer = await self._client().request(
                 request.method,
                 request.path,
                 content=None if request.body is None else encode_body(request.body),
                 params=request.params,
-                headers=trace_headers() or None,
-                timeout=httpx.Timeout(self.timeout + request.extra_timeout, connect=self.connect_timeout),
+                timeout=self.timeout + request.extra_timeout,
             )
-        except (httpx.TransportError, OSError) as error:
+        except (http.client.HTTPException, OSError) as error:
             raise unreachable(self.url, error) from error
-        return read_answer(response.status_code, response.reason_phrase, response.content)
+        return read_answer(answer.status, answer.reason, answer.content)
 
     async def aclose(self) -> None:
         """Closes the connection pool."""

@@ -1,32 +1,41 @@
 """
-One HTTP/1.1 keep-alive connection (RFC 9112) for the synchronous client: a request goes out in
-one ``sendall`` (head and body together), and the answer is read from a buffered reader — the
-status line, the header fields (only ``content-length``, ``transfer-encoding`` and
-``connection`` are acted on) and a ``content-length`` or ``chunked`` body (or, with neither, the
-body up to the connection's close).
+HTTP/1.1 (RFC 9112) for the clients' transports, without I/O: the bytes of a request's head
+(:meth:`Origin.head`) and a parser of one answer (:func:`answer_steps`) that says what it needs
+to read next and is fed what was read. The synchronous transport (:mod:`.transport`) drives it
+over a socket, the asynchronous one (:mod:`.async_transport`) over asyncio streams, so both
+frame requests and read answers the same way.
 
-Why not ``http.client``: measured side by side on the hook's one request per allowed call
-(``bench/http_clients.py``), ``http.client`` sends the head and the body in two writes (two
-segments with ``TCP_NODELAY``) and parses header fields with the ``email`` package; that cost
-about as much client time as the rest of the hook. Nothing else of HTTP is needed here: no
-redirects, no ``Expect``, no trailers (read and dropped), no compression (none is asked for).
+A request goes out in one write (head and body together). An answer is read as its status line,
+its header fields (only ``content-length``, ``transfer-encoding`` and ``connection`` are acted
+on) and a ``content-length`` or ``chunked`` body (or, with neither, the body up to the
+connection's close); ``1xx`` answers before it are skipped, trailers dropped.
 
-Errors: ``RemoteDisconnected`` (an ``http.client`` class, kept so the caller's retry of a stale
-keep-alive connection is unchanged) when the server closed the connection before any answer,
-``http.client.HTTPException`` for an answer that is not HTTP/1.x, ``OSError`` (``TimeoutError``
-on a time-out) from the socket.
+Why not ``http.client`` or httpx: measured side by side on the hook's one request per allowed
+call (``bench/http_clients.py``), ``http.client`` writes head and body separately and parses
+header fields with the ``email`` package, and httpx's models and transport layers cost about six
+times this package's client CPU per request. Nothing else of HTTP is needed here: no redirects,
+no ``Expect``, no compression (none is asked for).
+
+Errors (``http.client``'s classes, so callers handle both transports alike):
+``RemoteDisconnected`` when the connection closed before any answer, ``BadStatusLine`` /
+``HTTPException`` for an answer that is not HTTP/1.x, ``IncompleteRead`` for a body cut short.
 """
 
 from __future__ import annotations
 
 import http.client
-import socket
-import ssl
+from collections.abc import Generator
+from urllib.parse import urlencode, urlsplit
 
 #: The longest status line or header field line read, in bytes.
 MAX_LINE = 65536
 #: The most header fields read.
 MAX_FIELDS = 100
+
+#: What the parser asks for: a line (up to MAX_LINE + 1 bytes), exactly ``n`` bytes (fewer only
+#: at the end of the stream), or everything up to the end of the stream.
+LINE, EXACTLY, TO_END = "line", "exactly", "to-end"
+Step = tuple[str, int]
 
 
 class Answer:
@@ -45,84 +54,88 @@ class Answer:
         return 200 <= self.status < 300
 
 
-class Connection:
+def _token(name: str) -> bool:
+    return bool(name) and name.isascii() and all(character.isalnum() or character in "-_" for character in name)
+
+
+def _encoded_fields(fields: dict[str, str]) -> bytes:
+    for name, value in fields.items():
+        if not _token(name) or any(character in value for character in "\r\n\0"):
+            raise ValueError(f"callgate client: header {name!r} cannot be sent (a line break or NUL in it)")
+    return "".join(f"{name}: {value}\r\n" for name, value in fields.items()).encode("latin-1")
+
+
+class Origin:
     """
-    A connection to ``host:port`` (TLS when ``ssl_context`` is given), opened at once with
-    ``TCP_NODELAY``.
+    One server: its scheme, host, port and path prefix, and the header fields every request to
+    it carries (encoded once).
 
-    :param timeout: Seconds to wait for the connection.
+    :param url: ``http://host[:port][/prefix]`` or ``https://...``.
+    :param headers: Header fields for every request (``host`` and ``connection: keep-alive`` are added).
+    :raises ValueError: For another scheme, or a header field with a line break or NUL.
     """
 
-    __slots__ = ("_reader", "sock")
+    __slots__ = ("_fields", "host", "https", "port", "prefix")
 
-    def __init__(self, host: str, port: int, timeout: float, ssl_context: ssl.SSLContext | None = None) -> None:
-        sock = socket.create_connection((host, port), timeout=timeout)
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if ssl_context is not None:
-                sock = ssl_context.wrap_socket(sock, server_hostname=host)
-        except BaseException:
-            sock.close()
-            raise
-        self.sock: socket.socket | None = sock
-        self._reader = sock.makefile("rb")
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise ValueError(f"callgate server URL {url!r}: the scheme must be http or https")
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or (443 if self.https else 80)
+        self.prefix = parts.path.rstrip("/")
+        self._fields = _encoded_fields(
+            {"host": parts.netloc.rpartition("@")[2], **headers, "connection": "keep-alive"}
+        )
 
-    def close(self) -> None:
-        """Closes the connection (again is harmless)."""
-        sock, self.sock = self.sock, None
-        if sock is not None:
-            self._reader.close()
-            sock.close()
-
-    def exchange(self, head: bytes, body: bytes | None, timeout: float) -> Answer:
+    def head(
+        self,
+        method: str,
+        path: str,
+        params: dict[str, str] | None,
+        content: bytes | None,
+        extra: dict[str, str] | None = None,
+    ) -> bytes:
         """
-        Sends one request (``head``: request line and header fields, ending in an empty line)
-        and reads its whole answer.
+        The request line and header fields of one request, ending in the empty line.
 
-        :param timeout: Seconds to wait for each write or read.
+        :param extra: More header fields for this request only (e.g. ``traceparent``).
+        :raises ValueError: For a target with a space or a control character, or a bad ``extra`` field.
         """
-        sock = self.sock
-        if sock is None:
-            raise http.client.RemoteDisconnected("the connection is closed")
-        sock.settimeout(timeout)
-        sock.sendall(head + body if body else head)
-        reader = self._reader
-        while True:
-            line = reader.readline(MAX_LINE + 1)
-            if not line:
-                raise http.client.RemoteDisconnected("the server closed the connection without an answer")
-            version, _, rest = line.partition(b" ")
-            code, _, reason = rest.partition(b" ")
-            if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
-                raise http.client.BadStatusLine(line.decode("latin-1", "replace").rstrip("\r\n"))
-            status = int(code)
-            length, chunked, close = self._fields(reader)
-            if status >= 200 or status == 101:
-                break  # 1xx answers (e.g. 100 Continue) precede the real one
-        will_close = close or version == b"HTTP/1.0"
-        if status in (204, 304):
-            content = b""
-        elif chunked:
-            content = _read_chunked(reader)
-        elif length is not None:
-            content = reader.read(length)
-            if len(content) != length:
-                raise http.client.IncompleteRead(content, length - len(content))
-        else:
-            content = reader.read()
-            will_close = True
-        return Answer(status, reason.rstrip(b"\r\n").decode("latin-1"), content, will_close)
+        target = self.prefix + path + (f"?{urlencode(params)}" if params else "")
+        if not target.isprintable() or " " in target:
+            raise ValueError(f"callgate client: the request target {target!r} has a space or a control character")
+        head = f"{method} {target} HTTP/1.1\r\n".encode() + self._fields
+        if content is not None or method in ("POST", "PUT", "PATCH"):
+            head += b"content-length: %d\r\n" % (len(content) if content else 0)
+        if extra:
+            head += _encoded_fields(extra)
+        return head + b"\r\n"
 
-    @staticmethod
-    def _fields(reader: object) -> tuple[int | None, bool, bool]:
+
+def answer_steps() -> Generator[Step, bytes, Answer]:
+    """
+    Reads one answer: yields what to read next (``(LINE, limit)``, ``(EXACTLY, n)``,
+    ``(TO_END, 0)``), is sent the bytes read (``b""`` at the end of the stream), and returns the
+    :class:`Answer`.
+    """
+    while True:
+        line = yield (LINE, MAX_LINE + 1)
+        if not line:
+            raise http.client.RemoteDisconnected("the server closed the connection without an answer")
+        version, _, rest = line.partition(b" ")
+        code, _, reason = rest.partition(b" ")
+        if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
+            raise http.client.BadStatusLine(line.decode("latin-1", "replace").rstrip("\r\n"))
+        status = int(code)
         length: int | None = None
         chunked = close = False
-        readline = reader.readline  # type: ignore[attr-defined]
         for _ in range(MAX_FIELDS + 1):
-            line = readline(MAX_LINE + 1)
-            if line in (b"\r\n", b"\n", b""):
-                return length, chunked, close
-            name, _, value = line.partition(b":")
+            field = yield (LINE, MAX_LINE + 1)
+            if field in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = field.partition(b":")
             name = name.strip().lower()
             if name == b"content-length":
                 text = value.strip()
@@ -133,25 +146,37 @@ class Connection:
                 chunked = b"chunked" in value.lower()
             elif name == b"connection":
                 close = b"close" in value.lower()
-        raise http.client.HTTPException(f"more than {MAX_FIELDS} header fields")
-
-
-def _read_chunked(reader: object) -> bytes:
-    readline, read = reader.readline, reader.read  # type: ignore[attr-defined]
-    parts: list[bytes] = []
-    while True:
-        size_line = readline(MAX_LINE + 1)
-        size_text = size_line.split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise http.client.HTTPException(f"bad chunk size {size_text!r}") from None
-        if size == 0:
-            while readline(MAX_LINE + 1) not in (b"\r\n", b"\n", b""):
-                pass  # trailer fields
-            return b"".join(parts)
-        chunk = read(size)
-        if len(chunk) != size:
-            raise http.client.IncompleteRead(b"".join(parts) + chunk, size - len(chunk))
-        parts.append(chunk)
-        read(2)  # the CRLF after the chunk
+        else:
+            raise http.client.HTTPException(f"more than {MAX_FIELDS} header fields")
+        if status >= 200 or status == 101:
+            break  # 1xx answers (e.g. 100 Continue) precede the real one
+    will_close = close or version == b"HTTP/1.0"
+    if status in (204, 304):
+        content = b""
+    elif chunked:
+        parts: list[bytes] = []
+        while True:
+            size_line = yield (LINE, MAX_LINE + 1)
+            size_text = size_line.split(b";", 1)[0].strip()
+            try:
+                size = int(size_text, 16)
+            except ValueError:
+                raise http.client.HTTPException(f"bad chunk size {size_text!r}") from None
+            if size == 0:
+                while (yield (LINE, MAX_LINE + 1)) not in (b"\r\n", b"\n", b""):
+                    pass  # trailer fields
+                break
+            chunk = yield (EXACTLY, size)
+            if len(chunk) != size:
+                raise http.client.IncompleteRead(b"".join(parts) + chunk, size - len(chunk))
+            parts.append(chunk)
+            yield (EXACTLY, 2)  # the CRLF after the chunk
+        content = b"".join(parts)
+    elif length is not None:
+        content = yield (EXACTLY, length)
+        if len(content) != length:
+            raise http.client.IncompleteRead(content, length - len(content))
+    else:
+        content = yield (TO_END, 0)
+        will_close = True
+    return Answer(status, reason.rstrip(b"\r\n").decode("latin-1"), content, will_close)

@@ -1,12 +1,6 @@
 """
-Keep-alive HTTP/1.1 connections for the synchronous client (:mod:`.http1`).
-
-Measured side by side on the hook's one request per allowed call (``bench/http_clients.py``):
-httpx's request and response models, its transport layers and its per-request timeout objects
-cost about 0.3–0.7 ms per request on a small VM, and ``http.client`` still writes head and body
-separately and parses header fields with the ``email`` package; nothing in the client needs
-more than :mod:`.http1` does. The asynchronous client keeps httpx (it runs on asyncio itself,
-without a thread per call).
+Keep-alive HTTP/1.1 connections for the synchronous client, on sockets, framed and parsed by
+:mod:`.http1` (see there for why not ``http.client`` or httpx).
 
 - One idle connection is reused per request; a connection is taken by one thread at a time (a
   small pool, so one client serves many threads).
@@ -21,33 +15,86 @@ from __future__ import annotations
 
 import http.client
 import select
+import socket
 import ssl
 import threading
-from urllib.parse import urlencode, urlsplit
 
-from .http1 import Answer, Connection
+from .http1 import EXACTLY, LINE, Answer, Origin, answer_steps
 from .trace_context import trace_headers
 
 #: Errors that mean the server closed a reused keep-alive connection before reading the request.
-_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 
 #: Idle connections kept at most.
 MAX_IDLE = 8
 
 
-def _closed_by_peer(connection: Connection) -> bool:
-    sock = connection.sock
-    if sock is None:
-        return True
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return True
-    return bool(readable)  # an idle keep-alive socket that reads as ready was closed (EOF) or is broken
+class Connection:
+    """
+    A connection to ``host:port`` (TLS when ``ssl_context`` is given), opened at once with
+    ``TCP_NODELAY``.
 
+    :param timeout: Seconds to wait for the connection.
+    """
 
-def _token(name: str) -> bool:
-    return bool(name) and name.isascii() and all(character.isalnum() or character in "-_" for character in name)
+    __slots__ = ("_reader", "sock")
+
+    def __init__(self, host: str, port: int, timeout: float, ssl_context: ssl.SSLContext | None = None) -> None:
+        sock = socket.create_connection((host, port), timeout=timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if ssl_context is not None:
+                sock = ssl_context.wrap_socket(sock, server_hostname=host)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock: socket.socket | None = sock
+        self._reader = sock.makefile("rb")
+
+    def close(self) -> None:
+        """Closes the connection (again is harmless)."""
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            self._reader.close()
+            sock.close()
+
+    def closed_by_peer(self) -> bool:
+        """True when the server closed this idle connection (it reads as ready: EOF) or it is broken."""
+        if self.sock is None:
+            return True
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
+
+    def exchange(self, head: bytes, body: bytes | None, timeout: float) -> Answer:
+        """
+        Sends one request (``head`` from :meth:`~.http1.Origin.head`, then ``body``) and reads its
+        whole answer.
+
+        :param timeout: Seconds to wait for each write or read.
+        """
+        sock = self.sock
+        if sock is None:
+            raise http.client.RemoteDisconnected("the connection is closed")
+        sock.settimeout(timeout)
+        sock.sendall(head + body if body else head)
+        reader = self._reader
+        steps = answer_steps()
+        kind, size = next(steps)
+        try:
+            while True:
+                if kind == LINE:
+                    data = reader.readline(size)
+                elif kind == EXACTLY:
+                    data = reader.read(size)
+                else:
+                    data = reader.read()
+                kind, size = steps.send(data)
+        except StopIteration as done:
+            answer: Answer = done.value
+            return answer
 
 
 class KeepAliveConnections:
@@ -57,31 +104,21 @@ class KeepAliveConnections:
     :param url: The base URL (``http://host:port`` or ``https://...``); a path in it prefixes every request.
     :param headers: Headers sent with every request.
     :param connect_timeout: Seconds to wait for a connection.
+    :raises ValueError: For a URL that is not http(s), or a header with a line break or NUL.
     """
 
     def __init__(self, url: str, headers: dict[str, str], connect_timeout: float) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
-            raise ValueError(f"callgate server URL {url!r}: the scheme must be http or https")
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname or "127.0.0.1"
-        self._port = parts.port or (443 if self._https else 80)
-        self._prefix = parts.path.rstrip("/")
-        fields = {"host": parts.netloc.rpartition("@")[2], **headers, "connection": "keep-alive"}
-        for name, value in fields.items():
-            if not _token(name) or any(character in value for character in "\r\n\0"):
-                raise ValueError(f"callgate client: header {name!r} cannot be sent (a line break or NUL in it)")
-        # The header fields every request carries, encoded once.
-        self._fields = "".join(f"{name}: {value}\r\n" for name, value in fields.items()).encode("latin-1")
+        self._origin = Origin(url, headers)
         self._connect_timeout = connect_timeout
         self._idle: list[Connection] = []
         self._lock = threading.Lock()
         self._ssl_context: ssl.SSLContext | None = None
 
     def _new(self) -> Connection:
-        if self._https and self._ssl_context is None:
+        origin = self._origin
+        if origin.https and self._ssl_context is None:
             self._ssl_context = ssl.create_default_context()
-        return Connection(self._host, self._port, self._connect_timeout, self._ssl_context if self._https else None)
+        return Connection(origin.host, origin.port, self._connect_timeout, self._ssl_context if origin.https else None)
 
     def _take(self) -> tuple[Connection, bool]:
         while True:
@@ -89,7 +126,7 @@ class KeepAliveConnections:
                 connection = self._idle.pop() if self._idle else None
             if connection is None:
                 return self._new(), False
-            if not _closed_by_peer(connection):
+            if not connection.closed_by_peer():
                 return connection, True
             connection.close()
 
@@ -115,22 +152,14 @@ class KeepAliveConnections:
         :param timeout: Seconds to wait for each read or write of the request and its answer.
         :raises OSError: When the server cannot be reached or the connection fails (``TimeoutError`` on a time-out).
         :raises http.client.HTTPException: When the answer is not HTTP.
+        :raises ValueError: For a path with a space or a control character.
         """
-        target = self._prefix + path + (f"?{urlencode(params)}" if params else "")
-        if not target.isprintable() or " " in target:
-            raise ValueError(f"callgate client: the request target {target!r} has a space or a control character")
-        traced = trace_headers()
-        head = f"{method} {target} HTTP/1.1\r\n".encode() + self._fields
-        if content is not None or method in ("POST", "PUT", "PATCH"):
-            head += b"content-length: %d\r\n" % (len(content) if content else 0)
-        if traced:
-            head += "".join(f"{name}: {value}\r\n" for name, value in traced.items()).encode("latin-1")
-        head += b"\r\n"
+        head = self._origin.head(method, path, params, content, trace_headers() or None)
         for attempt in (0, 1):
             connection, reused = self._take()
             try:
                 answer = connection.exchange(head, content, timeout)
-            except _STALE:
+            except STALE:
                 connection.close()
                 if reused and attempt == 0:
                     continue
