@@ -349,21 +349,11 @@ class CallgateConfirmationStrategy:
             run_id = self._existing_run_id(confirmation_strategy_context) or self._remember_run(
                 confirmation_strategy_context, str((await client.start_run(self.framework))["run_id"])
             )
-            # Only a resumed run can hold an answered approval for this call: no thread hop otherwise.
-            resumed = (
-                await asyncio.to_thread(
-                    resume_decision,
-                    self,
-                    self._sync_client(),
-                    run_id,
-                    confirmation_strategy_context,
-                    tool_name,
-                    tool_params,
-                    tool_call_id,
-                )
-                if resumes(confirmation_strategy_context, tool_call_id)
-                else None
-            )
+            resumed = None
+            if resumes(confirmation_strategy_context, tool_call_id):  # else no thread hop: nothing to resume
+                context, sync_client = confirmation_strategy_context, self._sync_client()
+                arguments = (self, sync_client, run_id, context, tool_name, tool_params, tool_call_id)
+                resumed = await asyncio.to_thread(resume_decision, *arguments)
             if resumed is not None:
                 return resumed
             step = await client.decide_step(
