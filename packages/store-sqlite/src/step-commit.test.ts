@@ -48,6 +48,38 @@ async function transactionsDuring(body: () => Promise<unknown>): Promise<number>
   return begun;
 }
 
+describe('a run ended with calls still open', () => {
+  it('closes them all in one commit', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'callgate-step-commit-'));
+    folders.push(dataDir);
+    const { engine, ledger, close } = await openEmbedded({
+      dataDir,
+      policy: loadPolicy(POLICY, { source: 'policy.yaml' }),
+      tools: TOOLS,
+      init: true,
+    });
+    try {
+      const run = await engine.startRun({ principal: 'p', framework: 'vitest' });
+      const calls = [0, 1, 2, 3].map((index) => ({
+        id: `o${index}`,
+        tool: 'read_file',
+        arguments: { path: `p${index}` },
+      }));
+      await engine.decide(run.run_id, calls, { consumeGrants: true });
+      const closing = await transactionsDuring(() => engine.endRun(run.run_id, 'failed'));
+      // The four decided-not-completed call-ends in one commit; then run-end and the run's row.
+      expect(closing).toBe(3);
+      const bundle = await ledger.exportRun(run.run_id);
+      const ends = bundle.records.filter((record) => record.type === 'call-end');
+      expect(ends.map((record) => ('outcome' in record ? record.outcome : ''))).toEqual(
+        Array(4).fill('decided-not-completed'),
+      );
+    } finally {
+      await close();
+    }
+  });
+});
+
 describe('a step with carried outcomes', () => {
   it.each(['NORMAL', 'FULL'] as const)(
     'commits outcomes, decisions and grants once (synchronous=%s)',

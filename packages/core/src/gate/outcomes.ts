@@ -190,31 +190,32 @@ export async function beginOutcome(
  * whose outcome never arrived. Returns how many were recorded.
  */
 export async function closeOpenCalls(context: GateContext, state: RunState): Promise<number> {
-  let count = 0;
-  for (const call of state.attempts.values()) {
-    if (call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') continue;
-    const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
-    if (approval && approval.status !== 'approved') {
-      const kind =
-        approval.status === 'denied'
-          ? 'approval-denied'
-          : approval.status === 'pending'
-            ? 'approval-pending'
-            : 'approval-expired';
-      await recordOutcome(context, state, {
-        call_id: call.call_id,
-        attempt: call.attempt,
-        outcome: 'denied',
-        error_kind: kind,
-      });
-    } else {
-      await recordOutcome(context, state, {
-        call_id: call.call_id,
-        attempt: call.attempt,
-        outcome: 'decided-not-completed',
-      });
+  // Queued, then awaited together: the run's open calls share a commit (an approval read between
+  // them commits what was queued before it).
+  const written: Promise<void>[] = [];
+  try {
+    for (const call of state.attempts.values()) {
+      if (call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') continue;
+      const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
+      const report: CallOutcomeReport =
+        approval && approval.status !== 'approved'
+          ? {
+              call_id: call.call_id,
+              attempt: call.attempt,
+              outcome: 'denied',
+              error_kind:
+                approval.status === 'denied'
+                  ? 'approval-denied'
+                  : approval.status === 'pending'
+                    ? 'approval-pending'
+                    : 'approval-expired',
+            }
+          : { call_id: call.call_id, attempt: call.attempt, outcome: 'decided-not-completed' };
+      written.push((await beginOutcome(context, state, report)).written);
     }
-    count++;
+  } finally {
+    await Promise.allSettled(written);
   }
-  return count;
+  await Promise.all(written);
+  return written.length;
 }
