@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { startServer } from './start.js';
@@ -10,8 +11,11 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { url, key, runId, rounds } = workerData;
 const headers = { authorization: 'Bearer ' + key, 'content-type': 'application/json' };
 const tool = (name, pattern) => ({ name, inputSchema: { type: 'object', properties: { text: { type: 'string', pattern } } } });
-const tools = [tool('hostile_tool', '^(a+)+$'), tool('plain_tool', '^a+$')];
-const decide = async (id, name = 'hostile_tool') => {
+const plain = tool('plain_tool', '^a+$');
+// A hostile request registers a tool the server has not seen (its schema compiled then) and calls
+// it with the argument that backtracks catastrophically; a plain one calls a known tool.
+const decide = async (id, name) => {
+  const tools = name === 'plain_tool' ? [plain] : [tool(name, '^(a+)+$')];
   const started = performance.now();
   const response = await fetch(url + '/v1/runs/' + runId + '/decisions', { method: 'POST', headers,
     body: JSON.stringify({ tools, calls: [{ id, tool: name, arguments: { text: 'a'.repeat(40) + '!' } }] }) });
@@ -19,10 +23,11 @@ const decide = async (id, name = 'hostile_tool') => {
   return { ms: performance.now() - started, error: body.verdicts?.[0]?.error };
 };
 (async () => {
-  await decide('warm');
+  await decide('warm', 'plain_tool');
+  await decide('warm-hostile', 'hostile_warm');
   const results = [];
   for (let round = 0; round < rounds * 2; round += 1) {
-    const name = round % 2 === 0 ? 'hostile_tool' : 'plain_tool';
+    const hostile = round % 2 === 0;
     const health = [];
     let probing = true;
     const probes = (async () => {
@@ -33,10 +38,13 @@ const decide = async (id, name = 'hostile_tool') => {
       }
     })();
     const calls = [];
-    for (let index = 0; index < 60; index += 1) calls.push(await decide('r' + round + '-' + index, name));
+    for (let index = 0; index < 60; index += 1) {
+      const name = hostile ? 'hostile_' + round + '_' + index : 'plain_tool';
+      calls.push(await decide('r' + round + '-' + index, name));
+    }
     probing = false;
     await probes;
-    results.push({ name, calls, health });
+    results.push({ name: hostile ? 'hostile' : 'plain', calls, health });
   }
   parentPort.postMessage(results);
 })().catch((error) => parentPort.postMessage({ failed: String(error) }));
@@ -47,7 +55,7 @@ const quantile = (values: number[], q: number) =>
   Number.POSITIVE_INFINITY;
 
 describe('a hostile schema pattern cannot stall the server', () => {
-  it('answers a 40-character argument in < 50 ms while health stays < 10 ms p99 (or, on a loaded machine, like a plain pattern)', async () => {
+  it('answers a new tool with a catastrophic pattern and a 40-character argument in < 50 ms while health stays < 10 ms p99 (on a loaded machine: as a known plain tool does)', async () => {
     const { app, keys } = await testApp();
     const server = await startServer({ app, port: 0, signals: [] });
     try {
@@ -57,7 +65,7 @@ describe('a hostile schema pattern cannot stall the server', () => {
       ).json();
       const worker = new Worker(LOAD, {
         eval: true,
-        workerData: { url: server.url, key: keys.agent, runId: run.run_id, rounds: 2 },
+        workerData: { url: server.url, key: keys.agent, runId: run.run_id, rounds: 3 },
       });
       const results: Json = await new Promise((resolve, reject) => {
         worker.once('message', resolve);
@@ -71,39 +79,48 @@ describe('a hostile schema pattern cannot stall the server', () => {
           expect(call.error.message).toContain('must match pattern');
         }
       }
-      // Health p99 < 10 ms holds on an idle machine; a shared one can pause the process at any
-      // moment. So rounds with the catastrophic pattern alternate with rounds of a plain one
-      // (`^a+$`, same argument, same traffic): either a hostile round meets the bounds outright, or
-      // hostile rounds are no slower than plain ones beyond noise. A stall (seconds per call, health
-      // held meanwhile) fails both.
-      const figures = results.map((round: Json) => ({
-        name: round.name,
-        call: quantile(
-          round.calls.map((call: Json) => call.ms),
-          0.5,
-        ),
-        health: quantile(round.health, 0.99),
-        probes: round.health.length,
-      }));
-      const summary = figures
+      // The issue's figure (a hostile call < 50 ms, health p99 < 10 ms) holds on an idle machine;
+      // a shared one can pause the process at any moment. So hostile rounds alternate with plain
+      // ones (a known tool, same argument, same traffic), and on a loaded machine a hostile round
+      // must cost what its neighbouring plain round costs, compared on medians, which one unlucky
+      // pause does not move. A stall (a schema compiled slowly, a pattern that backtracks: tens of
+      // ms per request, health held meanwhile) moves every median and fails both.
+      const figures = results.map((round: Json) => {
+        const calls = round.calls.map((call: Json) => call.ms);
+        return {
+          name: round.name,
+          call50: quantile(calls, 0.5),
+          call90: quantile(calls, 0.9),
+          callMax: Math.max(...calls),
+          health50: quantile(round.health, 0.5),
+          health90: quantile(round.health, 0.9),
+          health99: quantile(round.health, 0.99),
+          probes: round.health.length,
+        };
+      });
+      const summary = `load ${loadavg()[0]?.toFixed(1)}: ${figures
         .map(
           (f: Json) =>
-            `${f.name}: call p50 ${f.call.toFixed(1)} ms, health p99 ${f.health.toFixed(1)} ms over ${f.probes} probes`,
+            `${f.name}: call p50 ${f.call50.toFixed(1)} max ${f.callMax.toFixed(1)} ms, health p50/p90/p99 ${f.health50.toFixed(1)}/${f.health90.toFixed(1)}/${f.health99.toFixed(1)} ms over ${f.probes} probes`,
         )
-        .join('; ');
-      const hostile = figures.filter((f: Json) => f.name === 'hostile_tool');
-      const plain = figures.filter((f: Json) => f.name === 'plain_tool');
-      const best = (list: Json[], field: 'call' | 'health') => Math.min(...list.map((f) => f[field]));
-      const outright = hostile.some((f: Json) => f.call < 50 && f.health < 10 && f.probes >= 30);
-      // Health p99 under load is one unlucky pause: compared with the worst plain round, with room.
-      const worst = (list: Json[], field: 'call' | 'health') => Math.max(...list.map((f) => f[field]));
-      const likePlain =
-        best(hostile, 'call') < Math.min(50, 2 * best(plain, 'call') + 5) &&
-        best(hostile, 'health') < 3 * worst(plain, 'health') + 20;
+        .join('; ')}`;
+      console.log(`hostile schema requests: ${summary}`);
+      const pairs: Array<[Json, Json]> = [];
+      for (let index = 0; index + 1 < figures.length; index += 2) pairs.push([figures[index], figures[index + 1]]);
+      const outright = pairs.some(([hostile]) => hostile.callMax < 50 && hostile.health99 < 10 && hostile.probes >= 30);
+      const likePlain = pairs.some(
+        ([hostile, plain]) =>
+          hostile.call50 < 3 * plain.call50 + 5 &&
+          hostile.call90 < 3 * plain.call90 + 10 &&
+          hostile.health50 < 3 * plain.health50 + 3 &&
+          hostile.health90 < 3 * plain.health90 + 5,
+      );
       expect(outright || likePlain, summary).toBe(true);
-      expect(Math.max(...hostile.map((f: Json) => f.call)), summary).toBeLessThan(250);
+      // Whatever the load, hostile requests are not stalls (a single pause of the whole process,
+      // which plain rounds show as well, is not held against them).
+      expect(Math.min(...pairs.map(([hostile]) => hostile.call50)), summary).toBeLessThan(50);
     } finally {
       await server.close();
     }
-  });
+  }, 60_000);
 });
