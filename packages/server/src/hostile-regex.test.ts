@@ -106,8 +106,11 @@ describe('a hostile schema pattern cannot stall the server', () => {
         .join('; ')}`;
       console.log(`hostile schema requests: ${summary}`);
       const pairs: Array<[Json, Json]> = [];
-      for (let index = 0; index + 1 < figures.length; index += 2) pairs.push([figures[index], figures[index + 1]]);
-      const outright = pairs.some(([hostile]) => hostile.callMax < 50 && hostile.health99 < 10 && hostile.probes >= 30);
+      for (let index = 0; index + 1 < figures.length; index += 2)
+        pairs.push([figures[index], figures[index + 1]]);
+      const outright = pairs.some(
+        ([hostile]) => hostile.callMax < 50 && hostile.health99 < 10 && hostile.probes >= 30,
+      );
       const likePlain = pairs.some(
         ([hostile, plain]) =>
           hostile.call50 < 3 * plain.call50 + 5 &&
