@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { registerApprovalsCommands } from './commands/approvals.js';
 import { runDemo } from './commands/demo.js';
 import { registerKeysCommands } from './commands/keys.js';
@@ -10,21 +10,14 @@ import { registerPolicyCommands } from './commands/policy.js';
 import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 import { registerWitnessCommands } from './commands/witness.js';
+import { httpUrl, wholeNumber } from './options.js';
+import { CLI_VERSION } from './version.js';
 
 const EXIT_CODES = `
 Exit codes:
   0  success
   1  the command ran and found a failure (a check failed, a run was not found)
   2  bad usage or unreadable input`;
-
-function wholeNumber(minimum: number) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isSafeInteger(parsed) || parsed < minimum)
-      throw new InvalidArgumentError(`expected a whole number ≥ ${minimum}`);
-    return parsed;
-  };
-}
 
 /**
  * The `callgate` command. `setExitCode` receives each command's exit code; `print` writes a line
@@ -35,6 +28,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .description(
       'callgate: decide every tool call an agent makes, bind approvals to the exact call, prove it afterwards.',
     )
+    .version(CLI_VERSION, '-V, --version', 'print the version of callgate')
     .showHelpAfterError()
     .exitOverride()
     .addHelpText('after', EXIT_CODES);
@@ -62,7 +56,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .option('--openings', 'include the vault openings of the run’s commitments')
     .option('--proofs', 'one inclusion proof per record (callgate-bundle/1) instead of one batch proof')
     .addOption(dataOption())
-    .option('--url <url>', 'export through this running server (GET /v1/runs/ID/bundle) instead')
+    .option('--url <url>', 'export through this running server (GET /v1/runs/ID/bundle) instead', httpUrl)
     .addOption(new Option('--key <key>', 'an API key for --url').env('CALLGATE_API_KEY'))
     .addHelpText('after', EXIT_CODES)
     .action(async (options) =>

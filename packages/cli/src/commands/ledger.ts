@@ -7,6 +7,7 @@ import type { AnyBundle } from '@callgate/protocol';
 import { openDataDir, openLedger } from '@callgate/store-sqlite';
 import { formatTimeline } from '../demo/timeline.js';
 import { count, table } from '../format.js';
+import { DEFAULT_SERVER_URL, readServerAddress } from './server-address.js';
 
 /**
  * Checks that `dataDir` holds callgate data the user may read.
@@ -60,8 +61,8 @@ async function writeBundle(bundle: AnyBundle, options: ExportOptions): Promise<v
 }
 
 /** The command that exports through a running server, for messages. */
-export function exportThroughServer(run: string): string {
-  return `callgate export --url http://127.0.0.1:7420 --key <API key> --run ${run}   (GET /v1/runs/${run}/bundle)`;
+export function exportThroughServer(run: string, url = DEFAULT_SERVER_URL): string {
+  return `callgate export --url ${url} --key <API key> --run ${run}   (GET ${url}/v1/runs/${run}/bundle)`;
 }
 
 /**
@@ -98,7 +99,7 @@ export async function runExport(dataDir: string, options: ExportOptions): Promis
     if (!isCallgateError(error) || error.kind !== 'conflict') throw error;
     options.warn(`callgate export: ${error.message}`);
     options.warn(
-      `While a server runs on this folder, export through it:\n  ${exportThroughServer(options.run)}`,
+      `While a server runs on this folder, export through it:\n  ${exportThroughServer(options.run, readServerAddress(dataDir))}`,
     );
     return 2;
   }

@@ -152,7 +152,8 @@ function selectRuns(records: readonly LedgerRecord[], options: PolicyReplayOptio
  * `callgate policy replay`: loads the new policy, reads past records (a bundle's, or the data
  * folder's with its vault), replays every decision and prints the diff table (or JSON).
  *
- * @returns 0 (1 when `failOn` names a change that occurred), 2 for unreadable input.
+ * @returns 0 (1 when `failOn` names a change that occurred, or a run of `runs` is not there), 2 for
+ *   unreadable input.
  */
 export async function runPolicyReplay(options: PolicyReplayOptions): Promise<number> {
   const { print } = options;
@@ -185,6 +186,14 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
       ? await fromBundle(options.bundle)
       : await fromDataDir(options.data, options);
     const records = selectRuns(source.records, options);
+    const found = new Set(records.flatMap((record) => (record.type === 'run-start' ? [record.run_id] : [])));
+    const missing = options.runs?.filter((id) => !found.has(id)) ?? [];
+    if (missing.length > 0) {
+      print(
+        `callgate policy replay: no run ${missing.join(', ')} in ${options.bundle ?? options.data} (callgate runs list shows the runs there)`,
+      );
+      return 1;
+    }
     report = replayPolicy(records, policy, {
       openings: source.openings,
       ...(tools.size > 0 ? { tools: (name: string) => tools.get(name) } : {}),

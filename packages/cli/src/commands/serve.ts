@@ -9,9 +9,11 @@ import {
   startServer,
   startTelemetry,
 } from '@callgate/server';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
+import { portNumber } from '../options.js';
 import { startWitnessLoop } from '../witness/loop.js';
 import { openServeEngine } from './serve-store.js';
+import { writeServerAddress } from './server-address.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate serve`; flags win over the config file, which wins over defaults. */
@@ -116,6 +118,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
         logger,
       })
     : undefined;
+  const forgetAddress = store === undefined ? writeServerAddress(dataDir, running.url) : () => {};
   print(`callgate serving ${running.url}`);
   print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);
   print(`  approvals  ${running.url}/ui/approvals`);
@@ -152,6 +155,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
   await running.closed;
   await telemetry?.shutdown();
   await witnessLoop?.stop();
+  // The server closed the engine and its store; this also releases the data folder's writer lock
+  // (idempotent for what is already closed).
+  await embedded.close();
+  forgetAddress();
   print('callgate stopped');
   return 0;
 }
@@ -175,13 +182,6 @@ function policyRereader(options: ServeOptions) {
       return { policy: config.policy, source: config.policySource ?? file };
     },
   };
-}
-
-function portNumber(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535)
-    throw new InvalidArgumentError('expected a port, 0 to 65535');
-  return parsed;
 }
 
 /** Registers `callgate serve` on the program. */
