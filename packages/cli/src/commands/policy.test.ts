@@ -34,7 +34,8 @@ async function callgate(args: string[]): Promise<{ code: number; lines: string[]
   try {
     await program.parseAsync(['node', 'callgate', ...args]);
   } catch (error) {
-    code = (error as { exitCode?: number }).exitCode ?? 2;
+    // As bin.ts: help exits 0, any usage error commander reports exits 2.
+    code = (error as { exitCode?: number }).exitCode === 0 ? 0 : 2;
   }
   return { code, lines };
 }
@@ -165,6 +166,57 @@ cases:
     ]);
     expect(badPolicy.code).toBe(2);
     expect(badPolicy.lines.join('\n')).toMatch(/bad-policy\.yaml:4:\d+: rule "r"/);
+  });
+});
+
+describe('callgate policy test refuses a case that checks nothing or cannot be told apart', () => {
+  // One bad case among good ones, at a generated place: refused (exit 2) with its line and key.
+  const good = (index: number) =>
+    `  - name: good ${index}\n    tool: read_file\n    expect: { effect: allow }\n`;
+  const bad: Array<[string, string]> = [
+    [
+      '    tool: read_file\n    expect: {}\n',
+      '.expect: expected at least one of effect, rules, scrubbed, reason',
+    ],
+    [
+      '    name: good 0\n    tool: read_file\n    expect: { effect: allow }\n',
+      '.name: "good 0" is already the name of the case at line 3',
+    ],
+    [
+      '    name: 5\n    tool: read_file\n    expect: { effect: allow }\n',
+      '.name: expected a non-empty string',
+    ],
+    ['    tool: read_file\n    call: [x]\n    expect: { effect: allow }\n', '.call: expected a mapping'],
+    ['    tool: read_file\n    run: yes\n    expect: { effect: allow }\n', '.run: expected a mapping'],
+    [
+      '    tool: read_file\n    call: { attempt: 0 }\n    expect: { effect: allow }\n',
+      '.call.attempt: expected a whole number',
+    ],
+    [
+      '    tool: read_file\n    provenance: { untrusted: "no" }\n    expect: { effect: allow }\n',
+      '.provenance.untrusted: expected true or false',
+    ],
+  ];
+  it('names the line and key of the bad case wherever it stands', async () => {
+    const file = join(dir, 'generated-cases.yaml');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 0, max: bad.length - 1 }),
+        async (before, which) => {
+          const [text, message] = bad[which] as [string, string];
+          let yaml = 'policy: policy.yaml\ncases:\n';
+          for (let index = 0; index < before; index++) yaml += good(index);
+          const line = yaml.split('\n').length;
+          yaml += `  -${text.slice(3)}${good(before)}`;
+          await writeFile(file, yaml);
+          const result = await callgate(['policy', 'test', file]);
+          expect(result.code).toBe(2);
+          expect(result.lines.join('\n')).toContain(`${file}:${line}: cases[${before}]${message}`);
+        },
+      ),
+      { numRuns: 30 },
+    );
   });
 });
 
@@ -393,7 +445,23 @@ rules:
       'no-such-run',
       '--json',
     ]);
-    expect(JSON.parse(none.lines.join('\n')).calls).toEqual([]);
+    // Not a run id: a usage error, nothing replayed.
+    expect(none.code).toBe(2);
+    expect(none.lines.join('')).toContain("argument 'no-such-run' is invalid");
+    const missing = '019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51';
+    const absent = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--data',
+      dataDir,
+      '--runs',
+      missing,
+    ]);
+    // A run that is not there is a failure the help names (exit 1), not an empty replay.
+    expect(absent.code).toBe(1);
+    expect(absent.lines.join('\n')).toContain(`no run ${missing} in ${dataDir}`);
     const since = await callgate([
       'policy',
       'replay',
