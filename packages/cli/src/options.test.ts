@@ -3,7 +3,9 @@
 // what was expected; the binary exits 2. Options are found by walking the program, so a new
 // option that reads such a value without a parser fails here.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Command, CommanderError, type Option } from 'commander';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -180,6 +182,24 @@ describe('the callgate binary', () => {
     const url = run(['approvals', 'list', '--url', '127.0.0.1:7617']);
     expect(url.status).toBe(2);
     expect(url.stderr).toContain('did you mean http://127.0.0.1:7617?');
+  });
+
+  it('reading or revoking keys in a folder without data refuses and makes no log there', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'callgate-keys-'));
+    try {
+      for (const args of [
+        ['keys', 'list'],
+        ['keys', 'revoke', 'someone'],
+        ['runs', 'list'],
+      ]) {
+        const result = run([...args, '--data', join(folder, 'typo')]);
+        expect(result.status, args.join(' ')).toBe(2);
+        expect(result.stderr).toContain(`no callgate data in ${join(folder, 'typo')}`);
+      }
+      expect(readdirSync(folder)).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('prints its package version for --version and -V', () => {

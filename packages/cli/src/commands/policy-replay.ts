@@ -159,16 +159,36 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
   const { print } = options;
   let report: ReplayReport;
   try {
-    const policy = loadPolicy(await readFile(options.policy, 'utf8'), { source: options.policy });
+    const policyText = await readFile(options.policy, 'utf8').catch((error: Error) => {
+      throw new Error(`cannot read the policy ${options.policy}: ${error.message}`);
+    });
+    const policy = loadPolicy(policyText, { source: options.policy });
     const tools = new Map<string, ReplayTool>();
     const specs: ToolSpec[] = [];
     if (options.config) specs.push(...(await readServerConfig(options.config, process.env)).tools);
     if (options.tools) {
-      const listed = toolSpecListSchema.safeParse(parseYaml(await readFile(options.tools, 'utf8')));
-      if (!listed.success)
+      const file = options.tools;
+      const text = await readFile(file, 'utf8').catch((error: Error) => {
+        throw new Error(`cannot read the tools ${file}: ${error.message}`);
+      });
+      let value: unknown;
+      try {
+        value = parseYaml(text);
+      } catch (error) {
         throw new Error(
-          `${options.tools}: expected a list of tool specs: ${listed.error.issues[0]?.message}`,
+          `${file} is not valid YAML: ${((error as Error).message.split('\n')[0] ?? '').replace(/:$/, '')}`,
         );
+      }
+      const listed = toolSpecListSchema.safeParse(value);
+      if (!listed.success) {
+        const issue = listed.error.issues[0];
+        const at = (issue?.path ?? [])
+          .map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))
+          .join('');
+        throw new Error(
+          `${file}: expected a list of tool specs: ${at.replace(/^\./, '') || '(the file)'}: ${issue?.message}`,
+        );
+      }
       specs.push(...listed.data);
     }
     for (const spec of specs)
