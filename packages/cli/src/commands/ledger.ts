@@ -51,7 +51,10 @@ async function writeBundle(bundle: AnyBundle, options: ExportOptions): Promise<v
   }
   const text = `${JSON.stringify(bundle, null, 2)}\n`;
   if (options.out) {
-    await writeFile(options.out, text);
+    const out = options.out;
+    await writeFile(out, text).catch((error: Error) => {
+      throw new Error(`export: cannot write ${out}: ${error.message}`);
+    });
     options.print(
       `wrote ${options.out}: ${count(bundle.records.length, 'record')}, verifier key ${bundle.public_key}`,
     );
