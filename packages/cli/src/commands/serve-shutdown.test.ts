@@ -111,6 +111,55 @@ function serve(
 }
 
 describe('callgate serve and the processes it starts', () => {
+  it('stops on one SIGTERM while an upstream is still starting (initialize never answered)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'callgate-shutdown-'));
+    folders.push(dir);
+    const config = join(dir, 'callgate.yaml');
+    writeFileSync(
+      config,
+      [
+        'upstreams:',
+        '  - name: silent',
+        '    stdio:',
+        `      command: ${process.execPath}`,
+        '      args: ["-e", "setInterval(() => {}, 1000)"]',
+        '',
+      ].join('\n'),
+    );
+    const dataDir = join(dir, 'data');
+    const child = spawn(
+      process.execPath,
+      [BIN, 'serve', '--config', config, '--data', dataDir, '--port', '0'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr?.resume();
+    const pid = child.pid as number;
+    try {
+      let silent: Array<{ pid: number; command: string }> = [];
+      for (const started = Date.now(); silent.length === 0 && Date.now() - started < 10_000; await sleep(100))
+        silent = descendants(pid).filter((process) => process.command.includes('setInterval'));
+      expect(silent).toHaveLength(1);
+      expect(out).not.toContain('Press Ctrl+C');
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      // The upstream's own close takes up to 4 s (stdin closed, then SIGTERM, then SIGKILL).
+      const code = await Promise.race([exited, sleep(12_000).then(() => 'still running' as const)]);
+      expect(code, out).toBe(0);
+      expect(out).toContain('callgate stopped');
+      expect(existsSync(join(dataDir, 'writer.lock'))).toBe(false);
+      await sleep(200);
+      expect(silent.map((process) => process.pid).filter(alive)).toEqual([]);
+    } finally {
+      if (alive(pid)) child.kill('SIGKILL');
+    }
+  }, 30_000);
+
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`keeps one process per failing upstream, and one ${signal} stops them all, releases writer.lock and exits 0`, async () => {
       const { dataDir, config } = failingUpstreams();
@@ -119,10 +168,11 @@ describe('callgate serve and the processes it starts', () => {
       try {
         await ready;
         expect(existsSync(join(dataDir, 'writer.lock'))).toBe(true);
-        // Watch the retries (after 1 s, then 2 s): never more than one filesystem server at a time.
+        // Watch the retries (after 1 s, then 2 s, 5 s): never more than one filesystem server at a time.
         const seen = new Set<number>();
         let most = 0;
-        for (const started = Date.now(); Date.now() - started < 4_500; await sleep(150)) {
+        // Until the second attempt (or 20 s: a loaded machine starts each one slowly).
+        for (const started = Date.now(); seen.size < 2 && Date.now() - started < 20_000; await sleep(150)) {
           const live = descendants(pid).filter((process) =>
             process.command.includes('mcp-server-filesystem'),
           );
@@ -147,6 +197,6 @@ describe('callgate serve and the processes it starts', () => {
       } finally {
         if (alive(pid)) child.kill('SIGKILL');
       }
-    }, 40_000);
+    }, 60_000);
   }
 });

@@ -75,12 +75,40 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const port = options.port ?? config.port ?? 7420;
   let gateway: Gateway;
   let upstreams: Awaited<ReturnType<typeof startGateway>>['upstreams'];
+  // Upstreams can take a while to start (an initialize is awaited up to 30 s): a signal meanwhile
+  // stops the processes already started and the store, then exits, as one after start does.
+  let starting: Gateway | undefined;
+  let interrupted: Promise<never> | undefined;
+  const stopStarting = (signal: NodeJS.Signals) => {
+    interrupted ??= (async () => {
+      logger.info({ signal }, 'shutting down while starting');
+      await starting?.close().catch(() => {});
+      await embedded.close().catch(() => {});
+      print('callgate stopped');
+      process.exit(0);
+    })();
+  };
+  process.once('SIGINT', stopStarting);
+  process.once('SIGTERM', stopStarting);
   try {
-    ({ gateway, upstreams } = await startGateway({ engine: embedded.engine, config, logger, host }));
+    ({ gateway, upstreams } = await startGateway({
+      engine: embedded.engine,
+      config,
+      logger,
+      host,
+      onCreated: (created) => {
+        starting = created;
+      },
+    }));
   } catch (error) {
+    if (interrupted) await interrupted;
     await embedded.close();
     throw error;
+  } finally {
+    process.removeListener('SIGINT', stopStarting);
+    process.removeListener('SIGTERM', stopStarting);
   }
+  if (interrupted) await interrupted;
   const telemetry = startTelemetry(process.env);
   let running: Awaited<ReturnType<typeof startServer>>;
   try {
