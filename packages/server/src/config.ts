@@ -134,7 +134,7 @@ function fieldOf(path: readonly PropertyKey[]): string {
 /**
  * Validates the value of a YAML file with `schema`.
  * @throws CallgateError `request-invalid` naming the element and field from `file` on
- *   (`/etc/callgate.yaml.tools[0].name: expected string, received number (line 3, column 13)`),
+ *   (`/etc/callgate.yaml: tools[0].name: expected string, received number (line 3, column 13)`),
  *   with `details.path`, and `details.line` and `details.column` when the text has them.
  */
 function validateYaml<Schema extends z.ZodType>(
