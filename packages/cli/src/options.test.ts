@@ -15,7 +15,7 @@ import { buildProgram } from './program.js';
 const BIN = new URL('../dist/bin.js', import.meta.url).pathname;
 
 /** Placeholders of values that are free text (paths, names, ids, keys): no parser to audit. */
-const FREE_TEXT = new Set(['file', 'dir', 'id', 'name', 'key', 'text', 'host', 'cases', 'principal']);
+const FREE_TEXT = new Set(['file', 'id', 'name', 'key', 'text', 'host', 'cases', 'principal']);
 /** `--store` reads a postgres:// URL when the store is opened, in a message that hides its password. */
 const CHECKED_LATER = new Set(['--store']);
 
@@ -110,6 +110,14 @@ function badValues(parser: ValueParser<unknown>): fc.Arbitrary<string> {
       return fc.constantFrom('nope', '12 parsecs', 'yesterday', '-5m', '');
     case 'changes':
       return fc.constantFrom('nope', 'same,nope', 'permissive', '');
+    case 'folder':
+      // A file where a folder is expected (this test file, the package manifest), or nothing.
+      return fc.constantFrom(
+        new URL(import.meta.url).pathname,
+        new URL('../package.json', import.meta.url).pathname,
+        '',
+        ' ',
+      );
   }
 }
 
@@ -132,7 +140,7 @@ describe('every option that reads a value', () => {
     const parsed = found.filter(({ option }) => (option.parseArg as Partial<ValueParser<unknown>>)?.kind);
     // The audit covers each kind the commands use.
     expect(new Set(parsed.map(({ option }) => (option.parseArg as ValueParser<unknown>).kind))).toEqual(
-      new Set(['whole-number', 'port', 'http-url', 'run-ids', 'since', 'changes']),
+      new Set(['whole-number', 'port', 'http-url', 'run-ids', 'since', 'changes', 'folder']),
     );
     for (const { path, option } of parsed) {
       const parser = option.parseArg as ValueParser<unknown>;

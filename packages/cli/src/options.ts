@@ -4,10 +4,11 @@
 // '--port <port>' argument 'x' is invalid. expected …` (the option, the value, what was
 // expected) and the command exits 2 (bin.ts). Each parser carries its `kind`, so the options
 // audit test can find and feed every one of them.
+import { statSync } from 'node:fs';
 import { InvalidArgumentError } from 'commander';
 
 /** What a parser reads; the audit test generates bad values per kind. */
-export type ValueKind = 'whole-number' | 'port' | 'http-url' | 'run-ids' | 'since' | 'changes';
+export type ValueKind = 'whole-number' | 'port' | 'http-url' | 'run-ids' | 'since' | 'changes' | 'folder';
 
 /** An option parser that says what it reads. */
 export type ValueParser<T> = ((value: string) => T) & { kind: ValueKind; minimum?: number };
@@ -71,4 +72,17 @@ export const runIds: ValueParser<string[]> = tagged('run-ids', (value) => {
       `expected comma-separated run ids (UUIDs such as 019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51, from callgate runs list)${bad !== undefined ? `; ${JSON.stringify(bad)} is not one` : ''}`,
     );
   return ids;
+});
+
+/** A folder: one that exists, or a path where one can be made (not a file, not empty). */
+export const folderPath: ValueParser<string> = tagged('folder', (value) => {
+  if (value.trim() === '') throw new InvalidArgumentError('expected a folder');
+  let isFile = false;
+  try {
+    isFile = !statSync(value).isDirectory();
+  } catch {
+    // Not there yet: the command makes it.
+  }
+  if (isFile) throw new InvalidArgumentError('expected a folder; this is a file');
+  return value;
 });

@@ -10,7 +10,7 @@ import { registerPolicyCommands } from './commands/policy.js';
 import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 import { registerWitnessCommands } from './commands/witness.js';
-import { httpUrl, wholeNumber } from './options.js';
+import { folderPath, httpUrl, wholeNumber } from './options.js';
 import { CLI_VERSION } from './version.js';
 
 const EXIT_CODES = `
@@ -35,12 +35,17 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
   const dataOption = () =>
     new Option('--data <dir>', 'data folder (SQLite database and log key)')
       .env('CALLGATE_DATA')
-      .default('.callgate');
+      .default('.callgate')
+      .argParser(folderPath);
 
   program
     .command('demo')
     .description('run a scripted agent on real files, then export, verify and show its timeline')
-    .option('--dir <dir>', 'folder for the data and the sandbox (default: a new temporary folder)')
+    .option(
+      '--dir <dir>',
+      'folder for the data and the sandbox (default: a new temporary folder)',
+      folderPath,
+    )
     .option('--interactive', 'you answer the approvals at the terminal instead of the scripted reviewer')
     .addOption(
       new Option('--synchronous <mode>', 'SQLite durability').choices(['NORMAL', 'FULL']).default('NORMAL'),

@@ -5,6 +5,7 @@ import { API_KEY_ROLES, type ApiKeyRole, createApiKey } from '@callgate/server';
 import { PostgresStore } from '@callgate/store-postgres';
 import { openDataDir } from '@callgate/store-sqlite';
 import { type Command, Option } from 'commander';
+import { folderPath } from '../options.js';
 
 type Print = (line: string) => void;
 
@@ -105,7 +106,8 @@ export function registerKeysCommands(
   const dataOption = () =>
     new Option('--data <dir>', 'data folder (SQLite database and log key)')
       .env('CALLGATE_DATA')
-      .default('.callgate');
+      .default('.callgate')
+      .argParser(folderPath);
   const storeOption = () =>
     new Option('--store <url>', 'postgres:// URL of a shared store (instead of --data)').env(
       'CALLGATE_STORE',

@@ -11,6 +11,7 @@ import {
 } from '@callgate/server';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, Option } from 'commander';
+import { folderPath } from '../options.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate mcp --stdio`; flags win over the config file, which wins over defaults. */
@@ -132,9 +133,9 @@ export function registerMcpCommand(
     )
     .option('--config <file>', 'callgate.yaml: policy, tools, upstreams, mcp, data, vault')
     .addOption(
-      new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)').env(
-        'CALLGATE_DATA',
-      ),
+      new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)')
+        .env('CALLGATE_DATA')
+        .argParser(folderPath),
     )
     .option(
       '--profile <name>',

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { parseDuration, type ReplayChange } from '@callgate/core';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { httpUrl, runIds, tagged } from '../options.js';
+import { folderPath, httpUrl, runIds, tagged } from '../options.js';
 import { runPolicyReload } from './policy-reload.js';
 import { runPolicyReplay } from './policy-replay.js';
 import { runPolicyTest } from './policy-test.js';
@@ -76,7 +76,8 @@ export function registerPolicyCommands(
     .addOption(
       new Option('--data <dir>', 'data folder (SQLite database and vault)')
         .env('CALLGATE_DATA')
-        .default('.callgate'),
+        .default('.callgate')
+        .argParser(folderPath),
     )
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>

@@ -10,7 +10,7 @@ import {
   startTelemetry,
 } from '@callgate/server';
 import { type Command, Option } from 'commander';
-import { portNumber } from '../options.js';
+import { folderPath, portNumber } from '../options.js';
 import { startWitnessLoop } from '../witness/loop.js';
 import { openServeEngine } from './serve-store.js';
 import { writeServerAddress } from './server-address.js';
@@ -227,9 +227,9 @@ export function registerServeCommand(
       'callgate.yaml: policy, tools, upstreams, mcp, data, store, log_key, host, port, webhook, vault, synchronous',
     )
     .addOption(
-      new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)').env(
-        'CALLGATE_DATA',
-      ),
+      new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)')
+        .env('CALLGATE_DATA')
+        .argParser(folderPath),
     )
     .addOption(
       new Option(
