@@ -1,4 +1,4 @@
-// `callgate serve` owns every process it starts: an upstream whose connection keeps failing
+// `callgate serve` (and `mcp --stdio`) own every process they start: an upstream whose connection keeps failing
 // leaves no process behind per attempt, and one SIGTERM or SIGINT stops everything within a
 // bounded time, releases the data folder's writer lock and exits 0. Real binary, real MCP
 // filesystem server, processes counted in /proc.
@@ -111,54 +111,60 @@ function serve(
 }
 
 describe('callgate serve and the processes it starts', () => {
-  it('stops on one SIGTERM while an upstream is still starting (initialize never answered)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'callgate-shutdown-'));
-    folders.push(dir);
-    const config = join(dir, 'callgate.yaml');
-    writeFileSync(
-      config,
-      [
-        'upstreams:',
-        '  - name: silent',
-        '    stdio:',
-        `      command: ${process.execPath}`,
-        '      args: ["-e", "setInterval(() => {}, 1000)"]',
-        '',
-      ].join('\n'),
-    );
-    const dataDir = join(dir, 'data');
-    const child = spawn(
-      process.execPath,
-      [BIN, 'serve', '--config', config, '--data', dataDir, '--port', '0'],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.stderr?.resume();
-    const pid = child.pid as number;
-    try {
-      let silent: Array<{ pid: number; command: string }> = [];
-      for (const started = Date.now(); silent.length === 0 && Date.now() - started < 10_000; await sleep(100))
-        silent = descendants(pid).filter((process) => process.command.includes('setInterval'));
-      expect(silent).toHaveLength(1);
-      expect(out).not.toContain('Press Ctrl+C');
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      child.kill('SIGTERM');
-      // The upstream's own close takes up to 4 s (stdin closed, then SIGTERM, then SIGKILL).
-      const code = await Promise.race([exited, sleep(12_000).then(() => 'still running' as const)]);
-      expect(code, out).toBe(0);
-      expect(out).toContain('callgate stopped');
-      expect(existsSync(join(dataDir, 'writer.lock'))).toBe(false);
-      await sleep(200);
-      expect(silent.map((process) => process.pid).filter(alive)).toEqual([]);
-    } finally {
-      if (alive(pid)) child.kill('SIGKILL');
-    }
-  }, 30_000);
+  it.each(['serve', 'mcp'] as const)(
+    '%s stops on one SIGTERM while an upstream is still starting (initialize never answered)',
+    async (command) => {
+      const dir = mkdtempSync(join(tmpdir(), 'callgate-shutdown-'));
+      folders.push(dir);
+      const config = join(dir, 'callgate.yaml');
+      writeFileSync(
+        config,
+        [
+          'upstreams:',
+          '  - name: silent',
+          '    stdio:',
+          `      command: ${process.execPath}`,
+          '      args: ["-e", "setInterval(() => {}, 1000)"]',
+          '',
+        ].join('\n'),
+      );
+      const dataDir = join(dir, 'data');
+      const args = command === 'serve' ? ['serve', '--port', '0'] : ['mcp', '--stdio'];
+      // mcp --stdio ends when its standard input closes: kept open, as a desktop client does.
+      const child = spawn(process.execPath, [BIN, ...args, '--config', config, '--data', dataDir], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      child.stderr?.resume();
+      const pid = child.pid as number;
+      try {
+        let silent: Array<{ pid: number; command: string }> = [];
+        for (
+          const started = Date.now();
+          silent.length === 0 && Date.now() - started < 10_000;
+          await sleep(100)
+        )
+          silent = descendants(pid).filter((process) => process.command.includes('setInterval'));
+        expect(silent).toHaveLength(1);
+        expect(out).not.toContain('Press Ctrl+C');
+        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+        child.kill('SIGTERM');
+        // The upstream's own close takes up to 4 s (stdin closed, then SIGTERM, then SIGKILL).
+        const code = await Promise.race([exited, sleep(12_000).then(() => 'still running' as const)]);
+        expect(code, out).toBe(0);
+        if (command === 'serve') expect(out).toContain('callgate stopped');
+        expect(existsSync(join(dataDir, 'writer.lock'))).toBe(false);
+        await sleep(200);
+        expect(silent.map((process) => process.pid).filter(alive)).toEqual([]);
+      } finally {
+        if (alive(pid)) child.kill('SIGKILL');
+      }
+    },
+    30_000,
+  );
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`keeps one process per failing upstream, and one ${signal} stops them all, releases writer.lock and exits 0`, async () => {
