@@ -1,7 +1,7 @@
-// `callgate serve` (and `mcp --stdio`) own every process they start: an upstream whose connection keeps failing
-// leaves no process behind per attempt, and one SIGTERM or SIGINT stops everything within a
-// bounded time, releases the data folder's writer lock and exits 0. Real binary, real MCP
-// filesystem server, processes counted in /proc.
+// `callgate serve` and `callgate mcp --stdio` own every process they start: an upstream whose
+// connection keeps failing leaves no process behind per attempt, and one SIGTERM or SIGINT stops
+// everything within a bounded time, releases the data folder's writer lock and exits 0. Real
+// binary, real MCP filesystem server, processes counted in /proc.
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
   existsSync,
