@@ -91,6 +91,10 @@ describe('callgate approvals and keys against a running server', () => {
       `callgate export --url ${server.url} --key <API key> --run ${run.run_id}`,
     );
     expect(server.url).not.toBe('http://127.0.0.1:7420');
+    // So does a second server started on the same folder.
+    const second = await runCallgate(['serve', '--data', server.dataDir, '--port', '0']);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`It serves ${server.url}.`);
     const through = await runCallgate([
       'export',
       '--run',

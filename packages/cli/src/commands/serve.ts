@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Gateway } from '@callgate/mcp-gateway';
-import { CallgateError } from '@callgate/protocol';
+import { CallgateError, isCallgateError } from '@callgate/protocol';
 import {
   DEFAULT_MCP_PROFILE,
   readPolicyFile,
@@ -13,7 +13,7 @@ import { type Command, Option } from 'commander';
 import { folderPath, portNumber } from '../options.js';
 import { startWitnessLoop } from '../witness/loop.js';
 import { openServeEngine } from './serve-store.js';
-import { writeServerAddress } from './server-address.js';
+import { readServerAddress, writeServerAddress } from './server-address.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate serve`; flags win over the config file, which wins over defaults. */
@@ -70,6 +70,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
     ...(options.init ? { init: true } : {}),
     ...(config.vault !== undefined ? { vault: config.vault } : {}),
     synchronous: options.synchronous ?? config.synchronous ?? 'NORMAL',
+  }).catch((error: unknown) => {
+    // Another server holds the folder: say where it listens, so it can be used instead.
+    const running =
+      isCallgateError(error) && error.kind === 'conflict' ? readServerAddress(dataDir) : undefined;
+    if (running) throw new CallgateError('conflict', `${(error as Error).message} It serves ${running}.`);
+    throw error;
   });
   const host = options.host ?? config.host ?? '127.0.0.1';
   const port = options.port ?? config.port ?? 7420;
