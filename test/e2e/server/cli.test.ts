@@ -67,7 +67,7 @@ describe('callgate approvals and keys against a running server', () => {
     const state = await agent.getApproval(first ?? '');
     expect(state.approval).toMatchObject({ status: 'approved', reviewer: 'dana', response_reason: 'fine' });
     expect(state.grant?.token).toMatch(/^cgt_/);
-  });
+  }, 60_000);
 
   it('revokes a key while the server runs: it stops working at once', async () => {
     const admin = new CallgateClient({ url: server.url, apiKey: server.keys.root ?? '' });
@@ -106,7 +106,7 @@ describe('callgate approvals and keys against a running server', () => {
     ]);
     expect(through.code).toBe(0);
     expect(JSON.parse(through.stdout).records.length).toBeGreaterThan(0);
-  });
+  }, 60_000);
 
   it('serves its OpenAPI document and health without a key', async () => {
     const anonymous = new CallgateClient({ url: server.url });

@@ -177,8 +177,8 @@ describe('callgate serve and the processes it starts', () => {
         // Watch the retries (after 1 s, then 2 s, 5 s): never more than one filesystem server at a time.
         const seen = new Set<number>();
         let most = 0;
-        // Until the second attempt (or 20 s: a loaded machine starts each one slowly).
-        for (const started = Date.now(); seen.size < 2 && Date.now() - started < 20_000; await sleep(150)) {
+        // Until the second attempt (or 45 s: on a loaded machine each process starts slowly).
+        for (const started = Date.now(); seen.size < 2 && Date.now() - started < 45_000; await sleep(150)) {
           const live = descendants(pid).filter((process) =>
             process.command.includes('mcp-server-filesystem'),
           );
@@ -203,6 +203,6 @@ describe('callgate serve and the processes it starts', () => {
       } finally {
         if (alive(pid)) child.kill('SIGKILL');
       }
-    }, 60_000);
+    }, 90_000);
   }
 });
