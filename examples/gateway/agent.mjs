@@ -116,9 +116,14 @@ const { dataDir } = server;
 const replyPath = join(here, 'sandbox/reply.md');
 try {
   console.log(`callgate serving ${server.url} (data ${dataDir})`);
+  const readme = readFileSync(join(here, 'README.md'), 'utf8');
+  const tools = /upstreams {2}files connected, (\d+) tools/.exec(server.output())?.[1];
+  expect('the banner shows the upstream connected', tools !== undefined);
+  // The README shows this banner: its tool count must be the upstream's.
+  const documentedTools = /upstreams {2}files connected, (\d+) tools/.exec(readme)?.[1];
   expect(
-    'the banner shows the upstream connected',
-    /upstreams {2}files connected, \d+ tools/.test(server.output()),
+    `README.md's banner says ${documentedTools} tools, the upstream has ${tools}`,
+    documentedTools === tools,
   );
   let runId;
   const written = await agent(server.url, server.agentKey, async () => {
@@ -143,7 +148,7 @@ try {
   console.log(`\ncallgate verify (key ${logKey}):\n  ${verified}`);
   expect(`the bundle verifies, got ${verified}`, verified.startsWith('OK:'));
   // The README shows this run's output: its record count must be what a run really writes.
-  const documented = /OK: (\d+) records/.exec(readFileSync(join(here, 'README.md'), 'utf8'))?.[1];
+  const documented = /OK: (\d+) records/.exec(readme)?.[1];
   const recorded = /OK: (\d+) records/.exec(verified)?.[1];
   expect(`README.md's sample says ${documented} records, the run wrote ${recorded}`, documented === recorded);
   console.log(`\ncallgate runs show ${runId}:\n${callgate(['runs', 'show', runId, '--data', dataDir])}`);
