@@ -98,6 +98,17 @@ function readCase(
     throw new CasesInvalid(`${where}.call.attempt: expected a whole number ≥ 1`);
   if (call.minted !== undefined && typeof call.minted !== 'boolean')
     throw new CasesInvalid(`${where}.call.minted: expected true or false`);
+  if (isObject(value.run)) {
+    for (const key of ['id', 'principal', 'framework'] as const)
+      if (value.run[key] !== undefined && typeof value.run[key] !== 'string')
+        throw new CasesInvalid(`${where}.run.${key}: expected a string`);
+    const labels = value.run.labels;
+    if (
+      labels !== undefined &&
+      !(isObject(labels) && Object.values(labels).every((label) => typeof label === 'string'))
+    )
+      throw new CasesInvalid(`${where}.run.labels: expected a mapping of strings`);
+  }
   if (provenanceUntrusted(value.provenance) === 'invalid')
     throw new CasesInvalid(`${where}.provenance.untrusted: expected true or false`);
   const provenance = isObject(value.provenance) ? value.provenance : {};

@@ -196,6 +196,14 @@ describe('callgate policy test refuses a case that checks nothing or cannot be t
       '    tool: read_file\n    provenance: { untrusted: "no" }\n    expect: { effect: allow }\n',
       '.provenance.untrusted: expected true or false',
     ],
+    [
+      '    tool: read_file\n    run: { principal: [x] }\n    expect: { effect: allow }\n',
+      '.run.principal: expected a string',
+    ],
+    [
+      '    tool: read_file\n    run: { labels: { team: 5 } }\n    expect: { effect: allow }\n',
+      '.run.labels: expected a mapping of strings',
+    ],
   ];
   it('names the line and key of the bad case wherever it stands', async () => {
     const file = join(dir, 'generated-cases.yaml');
