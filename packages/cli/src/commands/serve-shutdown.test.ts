@@ -172,19 +172,29 @@ describe('callgate serve and the processes it starts', () => {
       const { child, out, ready } = serve(config, dataDir);
       const pid = child.pid as number;
       try {
-        await ready;
-        expect(existsSync(join(dataDir, 'writer.lock'))).toBe(true);
-        // Watch the retries (after 1 s, then 2 s, 5 s): never more than one filesystem server at a time.
+        // Watch the attempts from the first one (while serve starts), then the retries after 1 s,
+        // 2 s, 5 s: never more than one filesystem server at a time.
+        let isReady = false;
+        void ready.then(() => {
+          isReady = true;
+        });
         const seen = new Set<number>();
         let most = 0;
-        // Until the second attempt (or 45 s: on a loaded machine each process starts slowly).
-        for (const started = Date.now(); seen.size < 2 && Date.now() - started < 45_000; await sleep(150)) {
+        // Until serve is up and a second attempt started (or 45 s: a loaded machine starts each
+        // process slowly).
+        for (
+          const started = Date.now();
+          (!isReady || seen.size < 2) && Date.now() - started < 45_000;
+          await sleep(150)
+        ) {
           const live = descendants(pid).filter((process) =>
             process.command.includes('mcp-server-filesystem'),
           );
           for (const process of live) seen.add(process.pid);
           most = Math.max(most, live.length);
         }
+        await ready;
+        expect(existsSync(join(dataDir, 'writer.lock'))).toBe(true);
         expect(seen.size, 'the upstream was started again after failing').toBeGreaterThanOrEqual(2);
         expect(most, 'filesystem servers alive at once').toBe(1);
         const owned = [...seen, ...descendants(pid).map((process) => process.pid)];
