@@ -5,6 +5,7 @@ describe('@callgate/core public API', () => {
   it('exports exactly the pinned names (a change here is a change of public API)', () => {
     expect(Object.keys(api).sort()).toMatchInlineSnapshot(`
       [
+        "ARGUMENTS_SECRET_META_KEY",
         "CallbackApprovalPort",
         "CallgateError",
         "CompactRange",
@@ -27,6 +28,7 @@ describe('@callgate/core public API', () => {
         "addCheckpointBody",
         "addCosignatures",
         "approvalRefusal",
+        "argumentsDigest",
         "canonicalJson",
         "checkJsonValue",
         "commit",
@@ -34,6 +36,7 @@ describe('@callgate/core public API', () => {
         "compilePolicy",
         "constantTimeEqual",
         "cosign",
+        "deriveRunKey",
         "digestOf",
         "ed25519PublicKey",
         "encodeSignerKey",
@@ -46,6 +49,7 @@ describe('@callgate/core public API', () => {
         "generateLogSigner",
         "grantTokenHash",
         "isCallgateError",
+        "keyedArgumentsDigest",
         "leafHash",
         "loadPolicy",
         "localGovernor",

@@ -69,6 +69,12 @@ export {
   readArguments,
 } from './json/safe-json.js';
 export { truncateText } from './json/text.js';
+export {
+  ARGUMENTS_SECRET_META_KEY,
+  argumentsDigest,
+  deriveRunKey,
+  keyedArgumentsDigest,
+} from './ledger/arguments-key.js';
 export { KEY_ROTATIONS_META_KEY, policyMetaKey, putPolicyDocument } from './ledger/export.js';
 export type { KeyPeriod, KeyRotation } from './ledger/key-rotation.js';
 export { followKeyRotations, openKeyRotation, signKeyRotation } from './ledger/key-rotation.js';

@@ -6,17 +6,17 @@ import {
   CallgateError,
   isCallgateError,
   type LedgerRecord,
-  ledgerRecordSchema,
   type RecordBody,
 } from '@callgate/protocol';
 import type { CheckpointRow, RunHead, Store, StoredRecord } from '../store/store.js';
+import { openRecordFormat, type RecordFormat } from './arguments-key.js';
 import { Checkpointer } from './checkpointer.js';
 import { exportRunBundle, type RunExportOptions } from './export.js';
 import { restoreFrontier } from './frontier-store.js';
 import { CompactRange } from './merkle.js';
 import { type AppendObserver, type ResolveAppend, tellObservers } from './observe.js';
 import { buildRecord, sealRecord } from './record.js';
-import { isLedgerRecord } from './record-validator.js';
+import { assertLedgerRecord } from './record-validator.js';
 import { SharedLog } from './shared-log.js';
 import { formatCheckpoint, type LogSigner, openCheckpoint } from './signed-note.js';
 
@@ -79,6 +79,8 @@ export class Ledger {
   readonly #clock: () => number;
   readonly #validate: boolean;
   readonly #checkpointer: Checkpointer;
+  /** The record version this log writes, and its run keys (version 2). */
+  readonly #format: RecordFormat;
   #nextSeq: number;
   #durableSize: number;
   /** Known run heads; `null` for a run known to have no records. */
@@ -103,8 +105,10 @@ export class Ledger {
     size: number,
     frontier: CompactRange,
     latest: CheckpointRow | undefined,
+    format: RecordFormat,
   ) {
     this.#store = store;
+    this.#format = format;
     this.#signer = options.signer;
     this.#origin = options.origin;
     this.#clock = options.clock ?? Date.now;
@@ -150,7 +154,7 @@ export class Ledger {
         everyMs: options.checkpointEveryMs ?? 1000,
         onError: options.onError ?? noop,
       });
-      const ledger = new Ledger(store, options, 0, new CompactRange(), undefined);
+      const ledger = new Ledger(store, options, 0, new CompactRange(), undefined, shared.format);
       ledger.#shared = shared;
       return ledger;
     }
@@ -162,12 +166,16 @@ export class Ledger {
       );
     if (origin === undefined) await store.setMeta(ORIGIN_META_KEY, options.origin);
     const size = await store.ledgerSize();
+    const format = await openRecordFormat(store, size, async (key, value) => {
+      await store.setMeta(key, value);
+      return value;
+    });
     const latest = await store.latestCheckpoint();
     const frontier = await restoreFrontier(store, size, latest);
     const opened = latest === undefined ? undefined : openCheckpoint(latest.note, options.signer.verifierKey);
     // A checkpoint signed by another key (before a key change) is not ours to hand out.
     const ours = opened?.ok === true && opened.value.origin === options.origin ? latest : undefined;
-    return new Ledger(store, options, size, frontier, ours);
+    return new Ledger(store, options, size, frontier, ours, format);
   }
 
   /** Records acknowledged by the store (durable). */
@@ -290,25 +298,16 @@ export class Ledger {
     let record: LedgerRecord;
     let stored: StoredRecord;
     try {
-      record = buildRecord(body, [
+      const { version, keys } = this.#format;
+      record = buildRecord(keys === undefined ? body : keys.keyBody(runId, body), [
         previous === null ? null : previous.digest,
         runId,
         previous === null ? 0 : previous.run_seq + 1,
         this.#nextSeq,
         this.#clock(),
-        1,
+        version,
       ]);
-      if (this.#validate && !isLedgerRecord(record)) {
-        const checked = ledgerRecordSchema.safeParse(record);
-        if (!checked.success) {
-          const issue = checked.error.issues[0];
-          const where = issue?.path.join('.') || 'record';
-          throw new CallgateError(
-            'ledger-invalid',
-            `invalid ${String(record.type)} record: ${where}: ${issue?.message}`,
-          );
-        }
-      }
+      if (this.#validate) assertLedgerRecord(record);
       stored = sealRecord(record);
     } catch (error) {
       reject(error);
