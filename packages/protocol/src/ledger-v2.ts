@@ -82,8 +82,9 @@ export type RunKey = z.infer<typeof runKeySchema>;
 
 /**
  * A bundle (`callgate-bundle/3`): `callgate-bundle/2` with
- * - `records` as strings, each the exact RFC 8785 canonical bytes of one record (what its leaf
- *   hash is over; a parse that would lose anything, such as a duplicate key, is refused);
+ * - its file laid out one record a line, each line the record's exact RFC 8785 canonical bytes
+ *   (what its leaf hash is over; a line that is not, such as one with a duplicate key, is
+ *   refused), `records` last;
  * - `manifest`: a C2SP signed note by the log key over `exported_at`, `synchronous`, the origin,
  *   the record count and each exported run's head (see docs/ledger.md, "Signed export manifest");
  * - `run_keys`: present only when the export reveals them (with openings, or on request), so an
@@ -96,7 +97,7 @@ export const bundleV3Schema = z.object({
   exported_at: z.number().int(),
   synchronous: z.enum(['NORMAL', 'FULL', 'MEMORY']),
   manifest: z.string(),
-  records: z.array(z.string()),
+  records: z.array(z.unknown()),
   checkpoints: z.array(z.string()),
   consistency: z.array(consistencyProofSchema),
   inclusion: batchInclusionSchema,

@@ -429,7 +429,14 @@ export class Ledger {
     const latest = await this.#checkpointer.sign();
     if (latest === undefined) throw new CallgateError('not-found', `run ${runId} has no records in the log`);
     return exportRunBundle(
-      { store: this.#store, signer: this.#signer, origin: this.#origin, exportedAt: this.#clock(), latest },
+      {
+        store: this.#store,
+        signer: this.#signer,
+        origin: this.#origin,
+        exportedAt: this.#clock(),
+        latest,
+        keys: this.#format.keys,
+      },
       runId,
       options,
     );

@@ -273,6 +273,7 @@ export class SharedLog {
         origin: this.#options.origin,
         exportedAt: this.#options.clock(),
         latest,
+        keys: this.format.keys,
       },
       runId,
       options,

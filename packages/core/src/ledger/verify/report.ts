@@ -26,6 +26,8 @@ export const VERIFY_CHECKS = [
   'call-end',
   'grant',
   'witness',
+  'manifest',
+  'arguments-digest',
 ] as const;
 /** One check of {@link VERIFY_CHECKS}. */
 export type VerifyCheck = (typeof VERIFY_CHECKS)[number];

@@ -1,0 +1,105 @@
+// The text of a bundle file. A `callgate-bundle/3` file is one JSON document laid out so that each
+// record is one line holding exactly its RFC 8785 canonical bytes (the bytes its leaf hash is
+// over): the other fields on the first line, ending `"records":[`, then one record a line (each
+// but the last followed by `,`), then `]}`. Any JSON reader reads it; the verifier reads it
+// losslessly: a record line with a duplicate key, or in any form but its canonical one, is refused
+// naming its line, and each line's bytes are hashed as they are.
+import { type AnyBundle, BUNDLE_FORMAT_V3, CallgateError } from '@callgate/protocol';
+import { fastCanonicalJson } from '../json/canonical.js';
+import { parseJsonLossless } from '../json/safe-json.js';
+
+const RECORDS_OPEN = '"records":[';
+const CLOSE = ']}';
+
+/** Limits of the lossless parse of a bundle's other fields (no size cap; nesting as records). */
+const LIMITS = { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 256 };
+
+/**
+ * The file text of a bundle: a `callgate-bundle/3` in the one-record-a-line layout (see the file
+ * comment); earlier versions as indented JSON. Ends with a newline.
+ * @throws CallgateError `tool-args-invalid` when a record has no canonical JSON form.
+ */
+export function serializeBundle(bundle: AnyBundle): string {
+  if (bundle.format !== BUNDLE_FORMAT_V3) return `${JSON.stringify(bundle, null, 2)}\n`;
+  const { records, ...rest } = bundle;
+  const head = JSON.stringify(rest);
+  const lines = records.map((record) => fastCanonicalJson(record));
+  return `${head.slice(0, -1)},${RECORDS_OPEN}\n${lines.join(',\n')}${lines.length > 0 ? '\n' : ''}${CLOSE}\n`;
+}
+
+/** A bundle file read: the parsed bundle, and for the one-record-a-line layout each record's line. */
+export interface BundleText {
+  bundle: unknown;
+  /** Each record's exact text (its canonical bytes when it verifies), in order; absent for other layouts. */
+  lines?: string[];
+  /** The 1-based line number of the first record line (record i is on line `firstLine + i`). */
+  firstLine: number;
+}
+
+/** A line's text without its trailing `,` (records but the last) or `\r`. */
+function recordLine(line: string, last: boolean): string | undefined {
+  if (last) return line;
+  return line.endsWith(',') ? line.slice(0, -1) : undefined;
+}
+
+/**
+ * Reads a bundle file's text losslessly. In the one-record-a-line layout, the first line's fields
+ * are parsed refusing duplicate keys, and each record line is parsed with `JSON.parse` and must
+ * equal the canonical form of its parse, which a line with a duplicate key (or any other form)
+ * never does. Any other layout is parsed whole, refusing duplicate keys.
+ * @throws CallgateError `ledger-invalid` naming the line: a record line that is not JSON or not
+ *   canonical, a malformed layout; `tool-args-invalid` for text that is not JSON or holds a
+ *   duplicate key.
+ */
+export function parseBundleText(text: string): BundleText {
+  const firstBreak = text.indexOf('\n');
+  const first = firstBreak < 0 ? text : text.slice(0, firstBreak);
+  if (!first.startsWith('{') || !first.endsWith(RECORDS_OPEN))
+    return { bundle: parseJsonLossless(text, 'bundle', LIMITS), firstLine: 0 };
+  const header = parseJsonLossless(`${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`, 'bundle', LIMITS);
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    throw new CallgateError('ledger-invalid', 'line 1 of the bundle is not a JSON object');
+  const all = text.slice(firstBreak + 1).split('\n');
+  while (all.length > 0 && all.at(-1) === '') all.pop();
+  if (all.at(-1) !== CLOSE)
+    throw new CallgateError(
+      'ledger-invalid',
+      `the bundle's last line is not ${CLOSE}: the file is cut short or malformed`,
+    );
+  all.pop();
+  const lines: string[] = [];
+  const records: unknown[] = [];
+  for (let index = 0; index < all.length; index++) {
+    const lineNumber = index + 2;
+    const line = recordLine(all[index] as string, index === all.length - 1);
+    if (line === undefined)
+      throw new CallgateError(
+        'ledger-invalid',
+        `line ${lineNumber} of the bundle: a record line but the last must end with ","`,
+      );
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch (error) {
+      throw new CallgateError(
+        'ledger-invalid',
+        `line ${lineNumber} of the bundle is not a JSON record: ${(error as Error).message}`,
+      );
+    }
+    let canonical: string | undefined;
+    try {
+      canonical = fastCanonicalJson(record);
+    } catch {
+      canonical = undefined;
+    }
+    if (canonical !== line)
+      throw new CallgateError(
+        'ledger-invalid',
+        `line ${lineNumber} of the bundle is not its record's RFC 8785 canonical form (a duplicate key, key order, spacing or number form): the record is not read as written`,
+      );
+    lines.push(line);
+    records.push(record);
+  }
+  (header as { records: unknown[] }).records = records;
+  return { bundle: header, lines, firstLine: 2 };
+}
