@@ -57,6 +57,11 @@ export function sha256Into(target: Uint8Array, offset: number, data: Part): void
   for (let i = 0; i < 32; i++) target[offset + i] = bytes.charCodeAt(i);
 }
 
+/** SHA-256 of `data` (strings as UTF-8) as 64 lowercase hex digits. */
+export function sha256Hex(data: Part): string {
+  return oneShotHash('sha256', data, 'hex');
+}
+
 /** `sha256:<hex>` of the given parts (strings as UTF-8). */
 export function sha256Digest(...parts: Part[]): string {
   return `sha256:${oneShotHash('sha256', joined(parts), 'hex')}`;

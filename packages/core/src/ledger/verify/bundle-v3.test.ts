@@ -7,7 +7,7 @@ import { fastCanonicalJson } from '../../json/canonical.js';
 import { loadPolicy } from '../../policy/index.js';
 import { MemoryStore } from '../../store/memory-store.js';
 import { ARGUMENTS_SECRET_META_KEY } from '../arguments-key.js';
-import { parseBundleText, serializeBundle } from '../bundle-text.js';
+import { isCanonicalLine, parseBundleText, serializeBundle } from '../bundle-text.js';
 import { Ledger } from '../ledger.js';
 import { sealRecord } from '../record.js';
 import { logSignerFromPrivateKey } from '../signed-note.js';
@@ -100,6 +100,40 @@ describe('callgate-bundle/3', () => {
 });
 
 describe('lossless bundle text', () => {
+  it('decides a line canonical exactly when the canonical serializer gives that line', () => {
+    const slow = (line: string, parsed: unknown) => {
+      try {
+        return fastCanonicalJson(parsed) === line;
+      } catch {
+        return false;
+      }
+    };
+    const value = fc.oneof(
+      fc.jsonValue(),
+      fc.dictionary(fc.constantFrom('1', '10', '9', 'a', 'B', '\u00e9', '__proto__', ''), fc.jsonValue(), {
+        maxKeys: 5,
+      }),
+      fc.constantFrom('\ud800', 'x\udc00y', '\ud83d\ude00', 1e21, 1e-7, -0),
+    );
+    fc.assert(
+      fc.property(value, fc.constantFrom('stringify', 'canonical', 'spaced'), (item, form) => {
+        let line: string;
+        try {
+          line =
+            form === 'canonical'
+              ? fastCanonicalJson(item)
+              : JSON.stringify(item, null, form === 'spaced' ? 1 : undefined).replace(/\n/g, '');
+        } catch {
+          return;
+        }
+        if (line === undefined) return;
+        const parsed = JSON.parse(line);
+        expect(isCanonicalLine(line, parsed)).toBe(slow(line, parsed));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('holds one canonical record a line and reads back the same bundle', async () => {
     const { bundle } = await openRunBundle();
     const text = serializeBundle(bundle);

@@ -3,9 +3,9 @@
 // records, keeping per record only what later checks need (the leaf hashes in one buffer), so
 // that a 100,000-record bundle is not 100,000 small objects more for the garbage collector.
 import type { LedgerRecord } from '@callgate/protocol';
-import { sha256Digest, sha256Into } from '../../crypto.js';
+import { sha256Digest, sha256Hex, sha256Into } from '../../crypto.js';
 import { HASH_SIZE } from '../merkle.js';
-import { hashRecordInto, leafDigest } from '../record.js';
+import { hashRecordInto } from '../record.js';
 import { isLedgerRecord, recordSchemaOf } from '../record-validator.js';
 import type { Findings, VerifyCheck } from './report.js';
 
@@ -60,15 +60,23 @@ function checkShape(raw: unknown, findings: Findings): LedgerRecord | undefined 
 /** A reused buffer of 0x00 ‖ a record line's bytes, grown as needed. */
 let scratch = Buffer.allocUnsafeSlow(4096);
 
-/** Writes the leaf hash of a canonical line into `leaves` at `offset`; returns its chain digest. */
-function hashLineInto(line: string, version2: boolean, leaves: Uint8Array, offset: number): string {
-  const length = Buffer.byteLength(line, 'utf8') + 1;
+/**
+ * Writes the leaf hash of a canonical line into `leaves` (a Buffer) at `offset`; returns its chain
+ * digest. A version 2 record's is the leaf hash itself: one SHA-256 for both.
+ */
+function hashLineInto(line: string, version2: boolean, leaves: Buffer, offset: number): string {
+  let length = line.length * 3 + 1;
   if (length > scratch.length) scratch = Buffer.allocUnsafeSlow(Math.max(length, scratch.length * 2));
   scratch[0] = 0;
-  scratch.write(line, 1, 'utf8');
+  length = scratch.write(line, 1, 'utf8') + 1;
   const input = scratch.subarray(0, length);
-  sha256Into(leaves, offset, input);
-  return version2 ? leafDigest(leaves.subarray(offset, offset + 32)) : sha256Digest(input.subarray(1));
+  if (!version2) {
+    sha256Into(leaves, offset, input);
+    return sha256Digest(input.subarray(1));
+  }
+  const hex = sha256Hex(input);
+  leaves.write(hex, offset, 'hex');
+  return `sha256:${hex}`;
 }
 
 export function checkRecords(
@@ -78,7 +86,7 @@ export function checkRecords(
 ): CheckedRecords {
   const count = raw.length;
   const records: Array<LedgerRecord | undefined> = new Array(count);
-  const leaves = new Uint8Array(count * HASH_SIZE);
+  const leaves = Buffer.alloc(count * HASH_SIZE);
   const hashed = new Uint8Array(count);
   const later: Array<[check: VerifyCheck, message: string, record: unknown]> = [];
   const chainFailures: Array<[check: VerifyCheck, message: string, record: unknown]> = [];
