@@ -1,10 +1,10 @@
-// The text of a bundle file. A `callgate-bundle/3` file is one JSON document laid out so that each
-// record is one line holding exactly its RFC 8785 canonical bytes (the bytes its leaf hash is
-// over): the other fields on the first line, ending `"records":[`, then one record a line (each
+// The text of a bundle file. callgate writes every bundle version as one JSON document laid out
+// so that each record is one line holding exactly its RFC 8785 canonical bytes (the bytes its leaf
+// hash is over): the other fields on the first line, ending `"records":[`, then one record a line (each
 // but the last followed by `,`), then `]}`. Any JSON reader reads it; the verifier reads it
 // losslessly: a record line with a duplicate key, or in any form but its canonical one, is refused
 // naming its line, and each line's bytes are hashed as they are.
-import { type AnyBundle, BUNDLE_FORMAT_V3, CallgateError } from '@callgate/protocol';
+import { type AnyBundle, CallgateError } from '@callgate/protocol';
 import { fastCanonicalJson } from '../json/canonical.js';
 import { parseJsonLossless } from '../json/safe-json.js';
 
@@ -15,12 +15,11 @@ const CLOSE = ']}';
 const LIMITS = { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 256 };
 
 /**
- * The file text of a bundle: a `callgate-bundle/3` in the one-record-a-line layout (see the file
- * comment); earlier versions as indented JSON. Ends with a newline.
+ * The file text of a bundle, of any version, in the one-record-a-line layout (see the file
+ * comment): `records` last, one canonical record a line. Ends with a newline.
  * @throws CallgateError `tool-args-invalid` when a record has no canonical JSON form.
  */
 export function serializeBundle(bundle: AnyBundle): string {
-  if (bundle.format !== BUNDLE_FORMAT_V3) return `${JSON.stringify(bundle, null, 2)}\n`;
   const { records, ...rest } = bundle;
   const head = JSON.stringify(rest);
   const lines = records.map((record) => fastCanonicalJson(record));
