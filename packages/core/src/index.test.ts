@@ -29,6 +29,7 @@ describe('@callgate/core public API', () => {
         "addCosignatures",
         "approvalRefusal",
         "argumentsDigest",
+        "argumentsDigestOf",
         "canonicalJson",
         "checkJsonValue",
         "commit",

@@ -72,6 +72,7 @@ export { truncateText } from './json/text.js';
 export {
   ARGUMENTS_SECRET_META_KEY,
   argumentsDigest,
+  argumentsDigestOf,
   deriveRunKey,
   keyedArgumentsDigest,
 } from './ledger/arguments-key.js';

@@ -6,6 +6,7 @@
 // "Record format version 2".
 import { CallgateError, isKeyedDigestField } from '@callgate/protocol';
 import { hkdfSha256, hmacSha256Hex, randomBytes, sha256Digest } from '../crypto.js';
+import { fastCanonicalJson } from '../json/canonical.js';
 import type { Store } from '../store/store.js';
 
 /** Store meta key of the log's arguments secret (32 bytes, base64url): made with a new log. */
@@ -23,6 +24,14 @@ const SALT = new Uint8Array(0);
  */
 export function argumentsDigest(canonical: string): string {
   return sha256Digest(canonical);
+}
+
+/**
+ * {@link argumentsDigest} of a value: its RFC 8785 canonical JSON first.
+ * @throws CallgateError `tool-args-invalid` when the value has no canonical JSON form.
+ */
+export function argumentsDigestOf(value: unknown): string {
+  return argumentsDigest(fastCanonicalJson(value));
 }
 
 /**

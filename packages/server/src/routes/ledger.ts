@@ -1,4 +1,4 @@
-import { digestOf, readArguments, verifyBundle } from '@callgate/core';
+import { argumentsDigestOf, readArguments, verifyBundle } from '@callgate/core';
 import {
   bundleSchema,
   bundleV2Schema,
@@ -39,7 +39,7 @@ export function ledgerRoutes(server: ServerContext): Route[] {
             call_id: body.call_id,
           });
         }
-        const digest = body.arguments_digest ?? digestOf(readArguments(body.arguments));
+        const digest = body.arguments_digest ?? argumentsDigestOf(readArguments(body.arguments));
         const grant = await engine.consumeGrant(
           body.token,
           { run_id: body.run_id, call_id: body.call_id, tool: body.tool, arguments_digest: digest },
@@ -77,7 +77,7 @@ export function ledgerRoutes(server: ServerContext): Route[] {
       errors: [404],
       async handler({ params, key, query }) {
         const run = await server.runFor(key, params.id ?? '');
-        return engine.ledger.exportRun(run.run_id, {
+        return engine.exportRun(run.run_id, {
           openings: flagOn(query.openings),
           proofs: flagOn(query.proofs),
           revealRunKeys: flagOn(query.reveal_run_keys),
