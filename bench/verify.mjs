@@ -4,6 +4,8 @@
 // `callgate-bundle/3` without (the default). Rounds are interleaved; the best of 5 is printed,
 // with the load average from `uptime` beside each figure. "object" times `verifyBundle` on a
 // parsed bundle; "file" times `verifyBundleText` (the lossless read of the file's text included).
+// "wall" is records per elapsed second; "cpu" records per CPU-second of this process (its GC
+// threads included): on a machine other work shares, the closer measure of one core's rate.
 // Usage: node bench/verify.mjs [--records 100000] [--rounds 5] [--write DIR]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -64,7 +66,10 @@ async function buildLog(version) {
     ]);
   }
   const keys = generateEd25519KeyPair();
-  const ledger = await Ledger.open(store, { signer: logSignerFromPrivateKey(origin, keys.privateKey), origin });
+  const ledger = await Ledger.open(store, {
+    signer: logSignerFromPrivateKey(origin, keys.privateKey),
+    origin,
+  });
   const engine = new Engine({ store, ledger, policy: loadPolicy(POLICY), tools: TOOLS });
   // Two runs interleaved, so a run's bundle is a real subset of the log.
   const runs = [await engine.startRun({ principal: 'bench', framework: 'bench' })];
@@ -74,7 +79,11 @@ async function buildLog(version) {
     await Promise.all(
       Array.from({ length: 100 }, (_, n) =>
         engine.decide(runs[n % 10 === 0 ? 1 : 0].run_id, [
-          { id: `c${i++}`, tool: 'send_invoice', arguments: { to: 'acme', amount: i % 1000, memo: 'monthly' } },
+          {
+            id: `c${i++}`,
+            tool: 'send_invoice',
+            arguments: { to: 'acme', amount: i % 1000, memo: 'monthly' },
+          },
         ]),
       ),
     );
@@ -91,7 +100,8 @@ for (const version of [1, 2]) {
   ]) {
     const bundle = await ledger.exportRun(runId, options);
     const text = serializeBundle(bundle);
-    if (writeDir) writeFileSync(join(writeDir, `v${version}-${options.proofs ? 'proofs' : 'plain'}.json`), text);
+    if (writeDir)
+      writeFileSync(join(writeDir, `v${version}-${options.proofs ? 'proofs' : 'plain'}.json`), text);
     cases.push({
       label: `v${version} records, ${label}`,
       size: await store.ledgerSize(),
@@ -99,6 +109,7 @@ for (const version of [1, 2]) {
       publicKey: bundle.public_key,
       records: bundle.records.length,
       best: { object: Number.POSITIVE_INFINITY, file: Number.POSITIVE_INFINITY },
+      cpu: { object: Number.POSITIVE_INFINITY, file: Number.POSITIVE_INFINITY },
       load: { object: 0, file: 0 },
     });
   }
@@ -106,27 +117,34 @@ for (const version of [1, 2]) {
 }
 
 console.log(`verify, one run of a ${cases[0].size}-record log — Node ${process.version}, load ${load()}`);
+/** Runs one verification, keeping the best wall and CPU times of `mode`. */
+function measure(item, mode, verify) {
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  const report = verify();
+  const seconds = (performance.now() - started) / 1_000;
+  const used = process.cpuUsage(cpu);
+  if (!report.ok) throw new Error(`${item.label} (${mode}): ${JSON.stringify(report.failures.slice(0, 3))}`);
+  if (seconds < item.best[mode]) [item.best[mode], item.load[mode]] = [seconds, load()];
+  item.cpu[mode] = Math.min(item.cpu[mode], (used.user + used.system) / 1e6);
+}
+
 for (let round = 0; round < rounds; round++) {
   for (const item of cases) {
     const bundle = JSON.parse(item.text);
-    let started = performance.now();
-    let report = verifyBundle(bundle, { publicKey: item.publicKey });
-    let seconds = (performance.now() - started) / 1_000;
-    if (!report.ok) throw new Error(`${item.label}: ${JSON.stringify(report.failures.slice(0, 3))}`);
-    if (seconds < item.best.object) [item.best.object, item.load.object] = [seconds, load()];
-    started = performance.now();
-    report = verifyBundleText(item.text, { publicKey: item.publicKey });
-    seconds = (performance.now() - started) / 1_000;
-    if (!report.ok) throw new Error(`${item.label} (file): ${JSON.stringify(report.failures.slice(0, 3))}`);
-    if (seconds < item.best.file) [item.best.file, item.load.file] = [seconds, load()];
+    measure(item, 'object', () => verifyBundle(bundle, { publicKey: item.publicKey }));
+    measure(item, 'file', () => verifyBundleText(item.text, { publicKey: item.publicKey }));
   }
 }
-const proofsSize = cases.find((item) => item.label === 'v1 records, bundle/1, proofs')?.text.length ?? 1;
+// The size baseline: the version 1 records' callgate-bundle/1 as compact JSON (its smallest form).
+const baseline = cases.find((item) => item.label === 'v1 records, bundle/1, proofs');
+const proofsSize = baseline ? JSON.stringify(JSON.parse(baseline.text)).length : 1;
+const rate = (records, seconds) => String(Math.round(records / seconds)).padStart(9);
 console.log(
-  `${'bundle'.padEnd(30)}${'records'.padStart(9)}${'MB'.padStart(7)}${'÷ v1+proofs'.padStart(13)}${'object rec/s'.padStart(14)}${'load'.padStart(7)}${'file rec/s'.padStart(12)}${'load'.padStart(7)}`,
+  `${'bundle'.padEnd(30)}${'records'.padStart(8)}${'MB'.padStart(7)}${'÷ v1+proofs'.padStart(12)}  ${'object: wall'.padStart(12)}${'cpu'.padStart(9)}${'load'.padStart(6)}  ${'file: wall'.padStart(10)}${'cpu'.padStart(9)}${'load'.padStart(6)}`,
 );
 for (const item of cases) {
   console.log(
-    `${item.label.padEnd(30)}${String(item.records).padStart(9)}${(item.text.length / 1e6).toFixed(1).padStart(7)}${(item.text.length / proofsSize).toFixed(2).padStart(13)}${String(Math.round(item.records / item.best.object)).padStart(14)}${String(item.load.object).padStart(7)}${String(Math.round(item.records / item.best.file)).padStart(12)}${String(item.load.file).padStart(7)}`,
+    `${item.label.padEnd(30)}${String(item.records).padStart(8)}${(item.text.length / 1e6).toFixed(1).padStart(7)}${(item.text.length / proofsSize).toFixed(2).padStart(12)}  ${rate(item.records, item.best.object).padStart(12)}${rate(item.records, item.cpu.object)}${String(item.load.object).padStart(6)}  ${rate(item.records, item.best.file).padStart(10)}${rate(item.records, item.cpu.file)}${String(item.load.file).padStart(6)}`,
   );
 }
