@@ -7,6 +7,7 @@
 import { type AnyBundle, CallgateError } from '@callgate/protocol';
 import { fastCanonicalJson } from '../json/canonical.js';
 import { parseJsonLossless } from '../json/safe-json.js';
+import { canonicalOfParsed } from './plain-canonical.js';
 
 const RECORDS_OPEN = '"records":[';
 const CLOSE = ']}';
@@ -35,34 +36,13 @@ export interface BundleText {
   firstLine: number;
 }
 
-/** True when every object in `value` has its keys in UTF-16 code unit order (RFC 8785 §3.2.3). */
-function keysSorted(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return true;
-  if (Array.isArray(value)) {
-    for (const item of value) if (!keysSorted(item)) return false;
-    return true;
-  }
-  let previous: string | undefined;
-  for (const key in value) {
-    if (previous !== undefined && !(previous < key)) return false;
-    previous = key;
-    if (!keysSorted((value as Record<string, unknown>)[key])) return false;
-  }
-  return true;
-}
-
 /**
- * Whether `line` is the RFC 8785 canonical form of `record`, its `JSON.parse`. Fast path: RFC
- * 8785 writes numbers and strings as ECMAScript's JSON.stringify does, so a line equal to
- * `JSON.stringify` of its parse, with every object's keys sorted and no escaped surrogate (a lone
- * one has no canonical form), is canonical; a duplicate key, spacing or another number form makes
- * them differ. Anything else (integer-like keys, which JSON.stringify reorders) is decided by the
- * canonical serializer itself.
+ * Whether `line` is the RFC 8785 canonical form of `record`, its `JSON.parse`: a duplicate key,
+ * other key order, spacing or another number form makes them differ (see `canonicalOfParsed`).
  */
 export function isCanonicalLine(line: string, record: unknown): boolean {
-  if (JSON.stringify(record) === line && line.indexOf('\\ud') < 0 && keysSorted(record)) return true;
   try {
-    return fastCanonicalJson(record) === line;
+    return canonicalOfParsed(record) === line;
   } catch {
     return false;
   }

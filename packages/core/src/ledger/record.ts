@@ -3,6 +3,7 @@ import type { LedgerRecord } from '@callgate/protocol';
 import { sha256, sha256Digest, sha256Into } from '../crypto.js';
 import type { StoredRecord } from '../store/store.js';
 import { fastCanonicalJson } from './fast-canonical.js';
+import { canonicalOfParsed } from './plain-canonical.js';
 
 /** The canonical form and both hashes of a record's canonical bytes. */
 export interface RecordHashes {
@@ -58,7 +59,7 @@ function leafInput(canonical: string): Buffer {
  * @throws CallgateError `tool-args-invalid` when the value has no canonical JSON form.
  */
 export function hashRecordInto(record: unknown, leaves: Uint8Array, offset: number): string {
-  const prefixed = leafInput(fastCanonicalJson(record));
+  const prefixed = leafInput(canonicalOfParsed(record));
   sha256Into(leaves, offset, prefixed);
   if (chainsOnLeaf(record)) return leafDigest(leaves.subarray(offset, offset + 32));
   return sha256Digest(prefixed.subarray(1));

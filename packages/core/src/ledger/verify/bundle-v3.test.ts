@@ -9,6 +9,7 @@ import { MemoryStore } from '../../store/memory-store.js';
 import { ARGUMENTS_SECRET_META_KEY } from '../arguments-key.js';
 import { isCanonicalLine, parseBundleText, serializeBundle } from '../bundle-text.js';
 import { Ledger } from '../ledger.js';
+import { canonicalOfParsed } from '../plain-canonical.js';
 import { sealRecord } from '../record.js';
 import { logSignerFromPrivateKey } from '../signed-note.js';
 import { fixtureClock } from '../testing/fixture.js';
@@ -96,6 +97,52 @@ describe('callgate-bundle/3', () => {
       }),
     ]);
     expect(verifyBundle({ records: [] }).failures[0]?.message).toMatch(/no "format" field/);
+  });
+});
+
+describe('canonicalOfParsed', () => {
+  it('gives exactly what the canonical serializer gives, or throws where it throws', () => {
+    const outcome = (run: () => string) => {
+      try {
+        return run();
+      } catch {
+        return 'threw';
+      }
+    };
+    const odd = fc.constantFrom(
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      -0,
+      1e21,
+      5e-324,
+      '\ud800',
+      'a\\udb',
+      undefined,
+      Object.assign(new Array(3), { 0: 1, 2: 2 }),
+    );
+    const value = fc.oneof(
+      fc.jsonValue(),
+      fc.object({ values: [fc.jsonValue(), odd] }),
+      fc.dictionary(
+        fc.constantFrom('1', '10', '9', 'a', 'B', '\u00e9', '__proto__', '', 'toJSON'),
+        fc.oneof(fc.jsonValue(), odd),
+        { maxKeys: 5 },
+      ),
+      fc.array(fc.oneof(fc.jsonValue(), odd)),
+      odd,
+    );
+    fc.assert(
+      fc.property(value, fc.boolean(), (item, reparse) => {
+        let input: unknown = item;
+        if (reparse) {
+          const text = JSON.stringify(item);
+          if (text === undefined) return;
+          input = JSON.parse(text);
+        }
+        expect(outcome(() => canonicalOfParsed(input))).toBe(outcome(() => fastCanonicalJson(input)));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 
