@@ -6,14 +6,10 @@
 // naming its line, and each line's bytes are hashed as they are.
 import { type AnyBundle, CallgateError } from '@callgate/protocol';
 import { fastCanonicalJson } from '../json/canonical.js';
-import { parseJsonLossless } from '../json/safe-json.js';
 import { canonicalOfParsed } from './plain-canonical.js';
 
 const RECORDS_OPEN = '"records":[';
 const CLOSE = ']}';
-
-/** Limits of the lossless parse of a bundle's other fields (no size cap; nesting as records). */
-const LIMITS = { maxBytes: Number.MAX_SAFE_INTEGER, maxDepth: 256 };
 
 /**
  * The file text of a bundle, of any version, in the one-record-a-line layout (see the file
@@ -34,6 +30,70 @@ export interface BundleText {
   lines?: string[];
   /** The 1-based line number of the first record line (record i is on line `firstLine + i`). */
   firstLine: number;
+}
+
+/**
+ * The offset of the first key an object of `text` (valid JSON) gives twice, or -1. Keys are
+ * compared as parsed (escapes decoded).
+ */
+function duplicateKeyAt(text: string): number {
+  const stack: Array<Set<string> | null> = [];
+  let expectKey = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 34) {
+      let end = index + 1;
+      let escaped = false;
+      for (;;) {
+        const next = text.charCodeAt(end);
+        if (next === 34) break;
+        if (next === 92) {
+          escaped = true;
+          end += 2;
+        } else end += 1;
+      }
+      const keys = stack.at(-1);
+      if (expectKey && keys) {
+        const key = escaped ? (JSON.parse(text.slice(index, end + 1)) as string) : text.slice(index + 1, end);
+        if (keys.has(key)) return index;
+        keys.add(key);
+        expectKey = false;
+      }
+      index = end;
+    } else if (code === 123) {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (code === 91) stack.push(null);
+    else if (code === 125 || code === 93) stack.pop();
+    else if (code === 44) expectKey = stack.at(-1) != null;
+  }
+  return -1;
+}
+
+/**
+ * `JSON.parse` of `text`, refusing an object that gives a key twice (which `JSON.parse` would
+ * silently resolve to the last).
+ * @throws CallgateError `ledger-invalid` naming the line and column of the repeated key, or why the
+ *   text is not JSON.
+ */
+function parseRefusingDuplicates(text: string, firstLine: number): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CallgateError('ledger-invalid', `the bundle is not JSON: ${(error as Error).message}`);
+  }
+  const at = duplicateKeyAt(text);
+  if (at >= 0) {
+    const before = text.slice(0, at);
+    const line = firstLine + (before.match(/\n/g)?.length ?? 0);
+    const column = at - before.lastIndexOf('\n');
+    throw new CallgateError(
+      'ledger-invalid',
+      `line ${line}, column ${column} of the bundle gives an object's key ${text.slice(at, text.indexOf('"', at + 1) + 1)} twice: the bundle is not read as written`,
+    );
+  }
+  return value;
 }
 
 /**
@@ -60,15 +120,14 @@ function recordLine(line: string, last: boolean): string | undefined {
  * equal the canonical form of its parse, which a line with a duplicate key (or any other form)
  * never does. Any other layout is parsed whole, refusing duplicate keys.
  * @throws CallgateError `ledger-invalid` naming the line: a record line that is not JSON or not
- *   canonical, a malformed layout; `tool-args-invalid` for text that is not JSON or holds a
- *   duplicate key.
+ *   canonical, a key given twice, a malformed layout, text that is not JSON.
  */
 export function parseBundleText(text: string): BundleText {
   const firstBreak = text.indexOf('\n');
   const first = firstBreak < 0 ? text : text.slice(0, firstBreak);
   if (!first.startsWith('{') || !first.endsWith(RECORDS_OPEN))
-    return { bundle: parseJsonLossless(text, 'bundle', LIMITS), firstLine: 0 };
-  const header = parseJsonLossless(`${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`, 'bundle', LIMITS);
+    return { bundle: parseRefusingDuplicates(text, 1), firstLine: 0 };
+  const header = parseRefusingDuplicates(`${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`, 1);
   if (typeof header !== 'object' || header === null || Array.isArray(header))
     throw new CallgateError('ledger-invalid', 'line 1 of the bundle is not a JSON object');
   const all = text.slice(firstBreak + 1).split('\n');

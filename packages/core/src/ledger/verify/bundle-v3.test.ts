@@ -147,6 +147,29 @@ describe('canonicalOfParsed', () => {
 });
 
 describe('lossless bundle text', () => {
+  it('reads any JSON without a repeated key, and refuses one where an object repeats a key', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.string({ maxLength: 4 }), fc.nat(), (value, key, where) => {
+        const text = JSON.stringify({ format: 'x', value }, null, where % 3);
+        expect(parseBundleText(text).bundle).toEqual(JSON.parse(text));
+        // Repeat a key (as written, escapes and all) in one of the text's objects.
+        const openings = [...text.matchAll(/\{/g)].map((match) => match.index as number);
+        const at = openings[where % openings.length] as number;
+        const name = JSON.stringify(key);
+        const repeated = `${text.slice(0, at + 1)}${name}:1,${name}:2${text[at + 1] === '}' ? '' : ','}${text.slice(at + 1)}`;
+        let inString = false;
+        for (let index = 0; index < at; index++) {
+          if (text[index] === '\\') index++;
+          else if (text[index] === '"') inString = !inString;
+        }
+        if (inString) return; // that brace is inside a string
+        expect(() => JSON.parse(repeated)).not.toThrow();
+        expect(() => parseBundleText(repeated)).toThrow(/twice/);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('decides a line canonical exactly when the canonical serializer gives that line', () => {
     const slow = (line: string, parsed: unknown) => {
       try {
