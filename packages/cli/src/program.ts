@@ -55,11 +55,15 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
 
   program
     .command('export')
-    .description('write a run as a bundle (callgate-bundle/2; callgate-bundle/1 with --proofs)')
+    .description('write a run as a bundle (callgate-bundle/3; callgate-bundle/1 with --proofs)')
     .requiredOption('--run <id>', 'the run to export')
     .option('--out <file>', 'write to this file instead of standard output')
     .option('--openings', 'include the vault openings of the run’s commitments')
     .option('--proofs', 'one inclusion proof per record (callgate-bundle/1) instead of one batch proof')
+    .option(
+      '--reveal-run-keys',
+      'include the run’s key, so an auditor holding the arguments can check their keyed digests (implied by --openings)',
+    )
     .addOption(dataOption())
     .option('--url <url>', 'export through this running server (GET /v1/runs/ID/bundle) instead', httpUrl)
     .addOption(new Option('--key <key>', 'an API key for --url').env('CALLGATE_API_KEY'))
@@ -71,6 +75,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
           out: options.out,
           openings: options.openings,
           proofs: options.proofs,
+          revealRunKeys: options.revealRunKeys,
           url: options.url,
           key: options.key,
           print,

@@ -2,7 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CallgateClient, isCallgateError } from '@callgate/client';
-import { timelineOf } from '@callgate/core';
+import { serializeBundle, timelineOf } from '@callgate/core';
 import type { AnyBundle } from '@callgate/protocol';
 import { openDataDir, openLedger } from '@callgate/store-sqlite';
 import { formatTimeline } from '../demo/timeline.js';
@@ -33,8 +33,10 @@ export interface ExportOptions {
   run: string;
   out?: string;
   openings?: boolean;
-  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof (`callgate-bundle/2`). */
+  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof and a signed manifest (`callgate-bundle/3`). */
   proofs?: boolean;
+  /** Reveal the run's key so an auditor holding the arguments can check the keyed digests (implied by `openings`). */
+  revealRunKeys?: boolean;
   /** A running server's base URL: export through `GET /v1/runs/{id}/bundle` instead of the data folder. */
   url?: string;
   /** The API key for `url` (any role may export the runs it may read). */
@@ -49,7 +51,7 @@ async function writeBundle(bundle: AnyBundle, options: ExportOptions): Promise<v
       'warning: no openings were found: the vault was off when this run was recorded (vault: true in callgate.yaml)',
     );
   }
-  const text = `${JSON.stringify(bundle, null, 2)}\n`;
+  const text = serializeBundle(bundle);
   if (options.out) {
     const out = options.out;
     await writeFile(out, text).catch((error: Error) => {
@@ -70,7 +72,7 @@ export function exportThroughServer(run: string, url = DEFAULT_SERVER_URL): stri
 
 /**
  * `callgate export --run ID`: writes the run's bundle to a file or standard output:
- * `callgate-bundle/2` (one batch inclusion proof), or with `proofs` `callgate-bundle/1` (one
+ * `callgate-bundle/3` (one batch inclusion proof, a signed manifest, one record a line), or with `proofs` `callgate-bundle/1` (one
  * RFC 9162 inclusion proof per record, for verifiers that read only version 1). With `url`
  * it asks that running server for it; otherwise it reads the data folder, which signs a fresh
  * checkpoint and so takes the folder's writer lock: while a server runs on the folder, the
@@ -84,6 +86,7 @@ export async function runExport(dataDir: string, options: ExportOptions): Promis
         await client.exportRun(options.run, {
           openings: options.openings ?? false,
           proofs: options.proofs ?? false,
+          ...(options.revealRunKeys ? { revealRunKeys: true } : {}),
         }),
         options,
       );
@@ -115,6 +118,7 @@ export async function runExport(dataDir: string, options: ExportOptions): Promis
       await opened.ledger.exportRun(options.run, {
         openings: options.openings ?? false,
         proofs: options.proofs ?? false,
+        revealRunKeys: options.revealRunKeys ?? false,
       }),
       options,
     );

@@ -6,6 +6,7 @@ import {
   isCallgateError,
   type LedgerRecord,
   loadPolicy,
+  parseBundleText,
   type ReplayChange,
   type ReplayReport,
   type ReplayTool,
@@ -13,14 +14,7 @@ import {
   type ToolSpec,
   verifyBundle,
 } from '@callgate/core';
-import {
-  BUNDLE_FORMAT_V2,
-  bundleSchema,
-  bundleV2Schema,
-  ledgerRecordSchema,
-  type Opening,
-  toolSpecSchema,
-} from '@callgate/protocol';
+import { type AnyBundle, type Opening, toolSpecSchema } from '@callgate/protocol';
 import { readServerConfig } from '@callgate/server';
 import { openDataDir } from '@callgate/store-sqlite';
 import { parse as parseYaml } from 'yaml';
@@ -81,19 +75,23 @@ export function formatReplay(report: ReplayReport): string[] {
   return [line(header), ...rows.map(line), '', `${report.calls.length} calls: ${counts}`];
 }
 
-/** Reads the records and openings of a bundle file (`callgate-bundle/1` or `/2`, validated against its schema). */
+/** Reads the records and openings of a bundle file (any `callgate-bundle/` version), read losslessly and verified. */
 async function fromBundle(file: string) {
-  const input: unknown = JSON.parse(await readFile(file, 'utf8'));
-  const v2 = (input as { format?: unknown } | null)?.format === BUNDLE_FORMAT_V2;
-  const bundle = v2 ? bundleV2Schema.parse(input) : bundleSchema.parse(input);
-  // Replay compares with what was recorded: a bundle that does not verify says nothing reliable.
+  let input: unknown;
+  try {
+    input = parseBundleText(await readFile(file, 'utf8')).bundle;
+  } catch (error) {
+    throw new Error(`${file} is not a bundle that can be read: ${(error as Error).message}`);
+  }
+  // Replay compares with what was recorded: a bundle that does not verify says nothing reliable
+  // (and one that does holds records of a known version, each checked against its schema).
   const report = verifyBundle(input);
   if (!report.ok)
     throw new Error(
       `${file} does not verify (${report.failures.length} failed check${report.failures.length === 1 ? '' : 's'}): see callgate verify ${file}`,
     );
-  const records = bundle.records.map((record) => ledgerRecordSchema.parse(record));
-  return { records, openings: bundle.openings ?? [] };
+  const bundle = input as AnyBundle;
+  return { records: bundle.records as LedgerRecord[], openings: bundle.openings ?? [] };
 }
 
 /**
