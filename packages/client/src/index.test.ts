@@ -6,7 +6,13 @@ import * as client from './index.js';
 function exportedTypeNames(source: string): string[] {
   return [...source.matchAll(/export type \{([^}]*)\}/g)]
     .flatMap((match) => (match[1] ?? '').split(','))
-    .map((name) => name.trim().split(/\s+as\s+/).pop() ?? '')
+    .map(
+      (name) =>
+        name
+          .trim()
+          .split(/\s+as\s+/)
+          .pop() ?? '',
+    )
     .filter((name) => name !== '')
     .sort();
 }

@@ -2,9 +2,9 @@
 // `@callgate/protocol` that the server validates with and the OpenAPI document is generated
 // from. The names are the client's public names (kept as aliases of the inferred types).
 import type {
+  ApprovalStateAnswer,
   ApiKeyInfo as ProtocolApiKeyInfo,
   ApiKeyRole as ProtocolApiKeyRole,
-  ApprovalStateAnswer,
   CallRequest as ProtocolCallRequest,
   CallSummary as ProtocolCallSummary,
   ConsumedGrant as ProtocolConsumedGrant,
