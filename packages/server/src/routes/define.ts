@@ -3,6 +3,7 @@ import { CallgateError } from '@callgate/protocol';
 import type { Context, Hono } from 'hono';
 import type { z } from 'zod';
 import { errorResponseOf } from '../http/errors.js';
+import { precompileSchema } from '../http/precompile.js';
 import type { ApiKeyRole } from '../http/schemas.js';
 import { DEFAULT_BODY_LIMIT, parseJsonBody, parseWith, readBodyText } from '../http/validation.js';
 import { findApiKey } from '../keys.js';
@@ -144,9 +145,14 @@ export function allowedMethodsFinder(
   };
 }
 
-/** Registers `routes` on `app` under `/v1`: auth and role first, then query, then body, then the handler. */
+/**
+ * Registers `routes` on `app` under `/v1`: auth and role first, then query, then body, then the
+ * handler. Each route's schemas are compiled here, once, not on its first request.
+ */
 export function mountRoutes(app: Hono, server: ServerContext, routes: readonly Route[]): void {
   for (const route of routes) {
+    if (route.query) precompileSchema(route.query);
+    if (route.body) precompileSchema(route.body);
     app.on(route.method.toUpperCase(), `/v1${route.path}`, async (c) => {
       try {
         const key = await authorize(server, route, c.req.header('authorization'));
