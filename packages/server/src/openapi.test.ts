@@ -55,7 +55,9 @@ describe('GET /v1/openapi.json', () => {
   it('test/fixtures/schemas/openapi.json is the served document (run `npm run schemas` after a change) and lists every /v1 route', async () => {
     const { app, call } = await testApp();
     const served = (await call('GET', '/v1/openapi.json')).json;
-    const committed = JSON.parse(readFileSync(new URL('../../../test/fixtures/schemas/openapi.json', import.meta.url), 'utf8'));
+    const committed = JSON.parse(
+      readFileSync(new URL('../../../test/fixtures/schemas/openapi.json', import.meta.url), 'utf8'),
+    );
     expect(committed).toEqual(served);
     // Every route the app serves under /v1 (the table's and any mounted beside it) is documented.
     const mounted = app.routes

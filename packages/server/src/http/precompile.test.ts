@@ -14,7 +14,12 @@ function countCompilations(): { count: () => number; restore: () => void } {
       return Reflect.construct(target, args);
     },
   });
-  return { count: () => count, restore: () => void (globalThis.Function = original) };
+  return {
+    count: () => count,
+    restore: () => {
+      globalThis.Function = original;
+    },
+  };
 }
 
 let restore = () => {};
