@@ -15,10 +15,11 @@ function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'The request is invalid (malformed JSON, a wrong type, an unknown field, a body over the limit); the message names the field path.',
+  400: 'The request is invalid (malformed JSON, a wrong type, an unknown field); the message names the field path.',
   401: 'No API key, or an unknown or revoked one.',
   403: 'The key’s role may not call this route.',
   404: 'Not found (or not visible to this key).',
+  413: 'The body is over the route’s size limit (`request-invalid`, path `body`, the limit in the message).',
   409: 'Conflict: the resource is not in a state that allows this (e.g. the approval was already answered, the grant is invalid).',
   500: 'The server failed.',
   503: 'The server is shutting down.',
@@ -48,6 +49,7 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
       }
     }
     const errorStatuses = new Set<number>([400, 500, ...(route.errors ?? [])]);
+    if (route.body) errorStatuses.add(413);
     if (route.roles !== 'public') {
       errorStatuses.add(401);
       errorStatuses.add(403);
