@@ -9,6 +9,8 @@ import {
   isJSONRPCRequest,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { GatewayContext, SessionContext } from './context.js';
 import { parseClientJson } from './json-rpc.js';
 import { invalidRequest } from './jsonrpc-errors.js';
@@ -36,29 +38,6 @@ function jsonError(
     status,
     headers: { 'Content-Type': 'application/json' },
   });
-}
-
-async function readBody(request: Request, limit: number): Promise<{ text?: string; tooLarge?: boolean }> {
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared)) {
-    // A declared length is enforced by the HTTP parser; `text()` takes the server's fast path.
-    return declared > limit ? { tooLarge: true } : { text: await request.text() };
-  }
-  if (!request.body) return { text: '' };
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return { tooLarge: true };
-    }
-    chunks.push(value);
-  }
-  return { text: Buffer.concat(chunks).toString('utf8') };
 }
 
 /** How long a POST's event stream may stay silent before its headers are sent anyway, in ms. */
@@ -139,9 +118,15 @@ export class HttpSessions {
     { session: GatewaySession; transport: WebStandardStreamableHTTPServerTransport }
   >();
 
+  /** Holds POST bodies to `maxBodyBytes` (hono/body-limit), then serves the request. */
+  readonly #app = new Hono<{ Bindings: SessionContext }>();
+
   constructor(context: GatewayContext, options: HttpOptions) {
     this.#context = context;
     this.#options = options;
+    const tooLarge = () => jsonError(413, -32000, 'Payload Too Large');
+    this.#app.post('*', bodyLimit({ maxSize: options.maxBodyBytes ?? DEFAULT_MAX_BODY, onError: tooLarge }));
+    this.#app.all('*', (c) => this.#serve(c.req.raw, c.env));
   }
 
   /** Forgets a session that ended. */
@@ -162,16 +147,16 @@ export class HttpSessions {
   }
 
   async #parse(request: Request): Promise<{ body?: unknown; error?: Response }> {
-    let read: { text?: string; tooLarge?: boolean };
+    // Within maxBodyBytes already (hono/body-limit in front of every POST).
+    let text: string;
     try {
-      read = await readBody(request, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY);
+      text = await request.text();
     } catch {
       return { error: jsonError(400, -32000, 'Bad Request: the body could not be read') };
     }
-    if (read.tooLarge) return { error: jsonError(413, -32000, 'Payload Too Large') };
     try {
       // Lossless: big integers keep their digits, a duplicate key is refused (see json-rpc.ts).
-      return { body: parseClientJson(read.text ?? '', this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY) };
+      return { body: parseClientJson(text, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY) };
     } catch (error) {
       const detail = error instanceof Error ? error.message.replace(/^message is not valid JSON: /, '') : '';
       return { error: jsonError(400, -32700, `Parse error: Invalid JSON${detail ? ` (${detail})` : ''}`) };
@@ -183,7 +168,11 @@ export class HttpSessions {
    * A session answers only the principal and profile that opened it (404 otherwise, as for an
    * unknown session).
    */
-  async handle(request: Request, context: SessionContext): Promise<Response> {
+  handle(request: Request, context: SessionContext): Promise<Response> {
+    return Promise.resolve(this.#app.fetch(request, context));
+  }
+
+  async #serve(request: Request, context: SessionContext): Promise<Response> {
     const rejected = this.#rejected(request);
     if (rejected) return rejected;
     const id = request.headers.get('mcp-session-id');
