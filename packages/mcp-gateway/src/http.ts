@@ -94,14 +94,27 @@ async function coalesce(response: Response): Promise<Response> {
   return new Response(stream, { status: response.status, headers: response.headers });
 }
 
-function hostAllowed(allowed: readonly string[], host: string | null): boolean {
-  if (!host) return false;
-  const lower = host.toLowerCase();
-  const name = lower.startsWith('[') ? lower.slice(0, lower.indexOf(']') + 1) : lower.split(':')[0];
-  return allowed.some((entry) => {
-    const wanted = entry.toLowerCase();
-    return wanted === lower || wanted === name;
+/**
+ * The MCP SDK transport's DNS rebinding options (its `allowedHosts` / `allowedOrigins`) for a
+ * session opened by `request`. The SDK compares the whole `Host` header; a configured name
+ * without a port (`localhost`, `[::1]`) is also listed with the port this request names, so it
+ * is accepted on any port, as configured. Unset lists turn the protection off.
+ */
+function rebindingOptions(options: HttpOptions, request: Request) {
+  const { allowedHosts, allowedOrigins } = options;
+  if (!allowedHosts && !allowedOrigins) return {};
+  const port = new URL(request.url).port;
+  const hosts = allowedHosts?.flatMap((entry) => {
+    const named = entry.toLowerCase();
+    const hasPort = named.startsWith('[') ? named.includes(']:') : named.includes(':');
+    return hasPort || port === '' ? [named] : [named, `${named}:${port}`];
   });
+  return {
+    enableDnsRebindingProtection: true,
+    // An empty list would switch the SDK's check off: refuse every Host instead.
+    ...(hosts ? { allowedHosts: hosts.length > 0 ? hosts : [''] } : {}),
+    ...(allowedOrigins ? { allowedOrigins: allowedOrigins.length > 0 ? [...allowedOrigins] : [''] } : {}),
+  };
 }
 
 /** True when the policy defines `profile`, or it is the built-in `full`. */
@@ -134,18 +147,6 @@ export class HttpSessions {
     if (session.sessionId) this.#byId.delete(session.sessionId);
   }
 
-  #rejected(request: Request): Response | undefined {
-    const { allowedHosts, allowedOrigins } = this.#options;
-    if (allowedHosts && !hostAllowed(allowedHosts, request.headers.get('host'))) {
-      return jsonError(403, -32000, 'Forbidden: this Host is not accepted');
-    }
-    const origin = request.headers.get('origin');
-    if (allowedOrigins && origin && !allowedOrigins.includes(origin)) {
-      return jsonError(403, -32000, 'Forbidden: this Origin is not accepted');
-    }
-    return undefined;
-  }
-
   async #parse(request: Request): Promise<{ body?: unknown; error?: Response }> {
     // Within maxBodyBytes already (hono/body-limit in front of every POST).
     let text: string;
@@ -173,8 +174,6 @@ export class HttpSessions {
   }
 
   async #serve(request: Request, context: SessionContext): Promise<Response> {
-    const rejected = this.#rejected(request);
-    if (rejected) return rejected;
     const id = request.headers.get('mcp-session-id');
     if (id) {
       const entry = this.#byId.get(id);
@@ -229,7 +228,9 @@ export class HttpSessions {
       return jsonError(400, -32000, 'Bad Request: No valid session ID provided');
     }
     const session = new GatewaySession(this.#context, context);
+    // The SDK transport refuses a foreign Host or Origin (403) on this and every later request.
     const transport = new WebStandardStreamableHTTPServerTransport({
+      ...rebindingOptions(this.#options, request),
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
         session.sessionId = sessionId;

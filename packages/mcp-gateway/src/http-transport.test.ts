@@ -90,3 +90,57 @@ describe('the gateway’s HTTP bodies (hono/body-limit)', () => {
     expect(small.headers.get('mcp-session-id')).toMatch(/\S/);
   });
 });
+
+/** A request as @hono/node-server builds it: the URL's authority is the Host header. */
+function arriving(host: string, init: RequestInit & { headers?: Record<string, string> }, path = '/mcp') {
+  return new Request(`http://${host}${path}`, { ...init, headers: { ...HEADERS, host, ...init.headers } });
+}
+
+describe('the gateway’s DNS rebinding protection (the MCP SDK transport’s allowedHosts / allowedOrigins)', () => {
+  it('accepts a listed host name on any port and refuses another Host with 403, on opening and after', async () => {
+    const served = await startGateway({ allowedHosts: ['localhost', '127.0.0.1', '[::1]'] });
+    const body = JSON.stringify(INITIALIZE);
+    for (const host of ['localhost:7420', '127.0.0.1:51234', '[::1]:8080', 'localhost']) {
+      const opened = await served.handleRequest(arriving(host, { method: 'POST', body }), CONTEXT);
+      expect(opened.status, host).toBe(200);
+    }
+    const foreign = await served.handleRequest(
+      arriving('attacker.example:7420', { method: 'POST', body }),
+      CONTEXT,
+    );
+    expect(foreign.status).toBe(403);
+    expect(await foreign.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+    // A session opened from a good Host refuses a later request naming another one.
+    const opened = await served.handleRequest(arriving('localhost:7420', { method: 'POST', body }), CONTEXT);
+    const session = opened.headers.get('mcp-session-id') ?? '';
+    const later = await served.handleRequest(
+      arriving('attacker.example:7420', { method: 'DELETE', headers: { 'mcp-session-id': session } }),
+      CONTEXT,
+    );
+    expect(later.status).toBe(403);
+    const ended = await served.handleRequest(
+      arriving('localhost:7420', { method: 'DELETE', headers: { 'mcp-session-id': session } }),
+      CONTEXT,
+    );
+    expect(ended.status).toBe(200);
+  });
+
+  it('refuses a listed-out Origin with 403 and accepts a listed one or none', async () => {
+    const served = await startGateway({ allowedOrigins: ['http://localhost:5173'] });
+    const body = JSON.stringify(INITIALIZE);
+    const open = (headers: Record<string, string>) =>
+      served.handleRequest(arriving('localhost:7420', { method: 'POST', body, headers }), CONTEXT);
+    expect((await open({ origin: 'http://evil.example' })).status).toBe(403);
+    expect((await open({ origin: 'http://localhost:5173' })).status).toBe(200);
+    expect((await open({})).status).toBe(200);
+  });
+
+  it('without lists, any Host is accepted', async () => {
+    const served = await startGateway();
+    const opened = await served.handleRequest(
+      arriving('anything.example', { method: 'POST', body: JSON.stringify(INITIALIZE) }),
+      CONTEXT,
+    );
+    expect(opened.status).toBe(200);
+  });
+});
