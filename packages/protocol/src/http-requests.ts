@@ -191,9 +191,16 @@ export type EndRunRequest = z.input<typeof endRunBody>;
 /** An outage seen under fail mode `open` (`POST /v1/runs/{id}/gaps`). */
 export type GapRequest = z.input<typeof gapBody>;
 /**
- * A grant to consume, with the arguments the tool will run with (or their digest: exactly one
- * of the two, which the schema's refinement checks).
+ * A grant to consume, with the arguments the tool will run with or their digest: exactly one of
+ * the two (the schema's refinement checks it; the type says it too).
  */
-export type ConsumeGrantRequest = z.input<typeof consumeGrantBody>;
+export type ConsumeGrantRequest = Omit<z.input<typeof consumeGrantBody>, 'arguments' | 'arguments_digest'> &
+  (
+    | { arguments: z.input<typeof consumeGrantBody>['arguments']; arguments_digest?: never }
+    | {
+        arguments_digest: NonNullable<z.input<typeof consumeGrantBody>['arguments_digest']>;
+        arguments?: never;
+      }
+  );
 /** What creates an API key. */
 export type CreateKeyRequest = z.input<typeof createKeyBody>;
