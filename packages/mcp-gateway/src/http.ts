@@ -140,6 +140,10 @@ export class HttpSessions {
     const tooLarge = () => jsonError(413, -32000, 'Payload Too Large');
     this.#app.post('*', bodyLimit({ maxSize: options.maxBodyBytes ?? DEFAULT_MAX_BODY, onError: tooLarge }));
     this.#app.all('*', (c) => this.#serve(c.req.raw, c.env));
+    // A failure reaches the caller as before (Hono's own handler would answer 500 and log to the console).
+    this.#app.onError((error) => {
+      throw error;
+    });
   }
 
   /** Forgets a session that ended. */
