@@ -57,7 +57,9 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
     const responses: Record<string, unknown> = {
       [String(route.status ?? 200)]: {
         description: 'Success',
-        content: { 'application/json': { schema: jsonSchemaOf(route.response, 'output') } },
+        // As zod reads an answer (an unknown field is kept, not refused): a field a newer server
+        // adds must not break a client that validates with this document.
+        content: { 'application/json': { schema: jsonSchemaOf(route.response, 'input') } },
       },
     };
     for (const status of [...errorStatuses].sort()) {
@@ -98,7 +100,7 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'A callgate API key (cg_…)' },
       },
-      schemas: { ErrorBody: jsonSchemaOf(errorBodySchema, 'output') },
+      schemas: { ErrorBody: jsonSchemaOf(errorBodySchema, 'input') },
     },
     security: [{ apiKey: [] }],
     paths,
