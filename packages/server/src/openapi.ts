@@ -26,8 +26,13 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 /**
- * The OpenAPI 3.1 document of the API, generated from the same zod schemas the routes validate
- * with (JSON Schema draft 2020-12, which OpenAPI 3.1 uses).
+ * The OpenAPI 3.1 document of the API, generated from the route table and the same zod schemas
+ * (from `@callgate/protocol`) the routes validate with (JSON Schema draft 2020-12, which OpenAPI
+ * 3.1 uses). `npm run schemas` writes it to `test/fixtures/schemas/openapi.json`.
+ *
+ * Not `@hono/zod-openapi`: its request validation reads bodies through Hono's validator
+ * (`JSON.parse`), which would put a lossy parse (rounded big integers, the last of duplicate
+ * keys) in front of the lossless one every body goes through here.
  */
 export function openApiDocument(routes: readonly Route[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
