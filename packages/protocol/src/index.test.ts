@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as api from './index.js';
 
@@ -79,6 +80,65 @@ describe('@callgate/protocol public API', () => {
         "withdrawBody",
       ]
     `);
+  });
+
+  it('exports exactly the pinned types', () => {
+    const source = readFileSync(new URL('./index.ts', import.meta.url), 'utf8');
+    const names = [...source.matchAll(/export type \{([^}]*)\}/g)]
+      .flatMap((match) => (match[1] ?? '').split(','))
+      .map((name) => name.trim())
+      .filter((name) => name !== '')
+      .sort();
+    expect(names).toEqual([
+      'AnyBundle',
+      'ApiKeyInfo',
+      'ApiKeyRole',
+      'Approval',
+      'ApprovalAnswer',
+      'ApprovalResponse',
+      'ApprovalStateAnswer',
+      'ApprovalStatus',
+      'BatchInclusion',
+      'Bundle',
+      'BundleV2',
+      'CallRequest',
+      'CallSummary',
+      'ConsistencyProof',
+      'ConsumeGrantRequest',
+      'ConsumedGrant',
+      'CreateKeyRequest',
+      'DecideRequest',
+      'DecideResult',
+      'Decision',
+      'Effect',
+      'EndRunRequest',
+      'ErrorBody',
+      'ErrorDetails',
+      'ErrorKind',
+      'GapRequest',
+      'Grant',
+      'Health',
+      'IdentifiedCall',
+      'InclusionProof',
+      'LedgerRecord',
+      'LedgerRecordOf',
+      'MessageRequest',
+      'Opening',
+      'Outcome',
+      'OutcomeRequest',
+      'OutcomeResult',
+      'RecordBody',
+      'RecordType',
+      'Run',
+      'RunStartRequest',
+      'StoredGrant',
+      'ToolAnnotations',
+      'ToolCall',
+      'ToolSpec',
+      'Trust',
+      'Verdict',
+      'VerifyReport',
+    ]);
   });
 
   it('refusal bodies carry kind and message', () => {
