@@ -174,6 +174,13 @@ export const createKeyBody = z.strictObject({
   name: apiKeyNameSchema.optional(),
 });
 
+export const reloadPolicyBody = z.strictObject({
+  /** The policy YAML; without it the server reads its policy file again. */
+  policy: z.string().max(1_048_576).optional(),
+  /** What to call the policy in messages and the ledger (a file name). */
+  source: z.string().min(1).max(200).optional(),
+});
+
 // --- inferred types (what a client sends) ---------------------------------------------------
 
 /** What starts a run; `principal` defaults to the API key's name. */
@@ -204,3 +211,5 @@ export type ConsumeGrantRequest = Omit<z.input<typeof consumeGrantBody>, 'argume
   );
 /** What creates an API key. */
 export type CreateKeyRequest = z.input<typeof createKeyBody>;
+/** A policy to put in force (`POST /v1/admin/policy`). */
+export type ReloadPolicyRequest = z.input<typeof reloadPolicyBody>;

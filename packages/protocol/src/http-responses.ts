@@ -149,6 +149,38 @@ export const approvalAnswerSchema = z.object({
   message: z.string().optional(),
 });
 
+/** `GET /v1/keys`. */
+export const apiKeyListSchema = z.object({ keys: z.array(apiKeySchema) });
+
+/** `POST /v1/keys`: the new key, with its text (`key`), shown once. */
+export const createdApiKeySchema = apiKeySchema.extend({ key: z.string() });
+
+/** `DELETE /v1/keys/{name}`. */
+export const revokedApiKeySchema = z.object({ revoked: z.literal(true), name: z.string() });
+
+/** `GET /v1/ready`: 200 when the server takes traffic, 503 (with the problems) while it drains or is degraded. */
+export const readySchema = z.object({
+  ready: z.boolean(),
+  status: z.enum(['ok', 'degraded', 'draining']),
+  problems: z.array(z.object({ check: z.string(), message: z.string() })).optional(),
+});
+
+/** `GET /v1/admin/policy`: the policy in force, its digest, and whether the server can read it again. */
+export const policyStateSchema = z.object({
+  policy_digest: z.string(),
+  policy: z.unknown(),
+  reloadable: z.boolean(),
+});
+
+/** `POST /v1/admin/policy`: what the reload did (`run_id` names the run its record is in). */
+export const policyReloadSchema = z.object({
+  changed: z.boolean(),
+  policy_digest: z.string(),
+  previous_digest: z.string(),
+  source: z.string(),
+  run_id: z.string().optional(),
+});
+
 // --- inferred types (what a client reads) ---------------------------------------------------
 
 /** A run. Times are epoch milliseconds. */
@@ -176,3 +208,9 @@ export type VerifyReport = z.output<typeof verifyReportSchema>;
 export type ApiKeyInfo = z.output<typeof apiKeySchema>;
 /** The server's health. */
 export type Health = z.output<typeof healthSchema>;
+/** A new API key as created: its row and, once, its text. */
+export type NewApiKey = z.output<typeof createdApiKeySchema>;
+/** What a policy reload did. */
+export type PolicyReloadAnswer = z.output<typeof policyReloadSchema>;
+/** Whether the server takes traffic. */
+export type Readiness = z.output<typeof readySchema>;

@@ -4,6 +4,7 @@
 export type { ApiKeyRole } from '@callgate/protocol';
 export {
   API_KEY_ROLES,
+  apiKeyListSchema,
   apiKeyNameSchema as keyName,
   apiKeySchema,
   approvalAnswerSchema,
@@ -14,6 +15,7 @@ export {
   callRowSchema,
   consumedGrantSchema,
   consumeGrantBody,
+  createdApiKeySchema,
   createKeyBody,
   decideResultSchema,
   decisionsBody,
@@ -30,6 +32,11 @@ export {
   outcomeResultSchema,
   outcomesBody,
   outcomesList,
+  policyReloadSchema,
+  policyStateSchema,
+  readySchema,
+  reloadPolicyBody,
+  revokedApiKeySchema,
   runDetailSchema,
   runSchema,
   startRunBody,
