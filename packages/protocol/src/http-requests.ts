@@ -153,8 +153,10 @@ export const consumeGrantBody = z
 
 export const bundleQuery = z.strictObject({
   openings: queryFlag.optional(),
-  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof (`callgate-bundle/2`). */
+  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof and a signed manifest (`callgate-bundle/3`). */
   proofs: queryFlag.optional(),
+  /** Reveal the run's key (`run_keys`), so the keyed arguments digests can be checked (implied by `openings`). */
+  reveal_run_keys: queryFlag.optional(),
 });
 
 export const verifyQuery = z.strictObject({
