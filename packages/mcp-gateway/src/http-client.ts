@@ -10,6 +10,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
 import { invalidJsonAnswer } from './json-rpc.js';
+import { isPlainJsonRpcMessage } from './message-shape.js';
 
 const DEFAULT_RETRY_MS = 1_000;
 const MAX_RESUMES = 5;
@@ -167,14 +168,19 @@ export class HttpClientTransport implements Transport {
     }
     const answered: Array<string | number> = [];
     for (const item of Array.isArray(parsed) ? parsed : [parsed]) {
-      const message = JSONRPCMessageSchema.safeParse(item);
-      if (!message.success) {
-        this.onerror?.(new Error('the upstream sent a message that is not JSON-RPC'));
-        continue;
+      let message: JSONRPCMessage;
+      if (isPlainJsonRpcMessage(item)) message = item as JSONRPCMessage;
+      else {
+        const checked = JSONRPCMessageSchema.safeParse(item);
+        if (!checked.success) {
+          this.onerror?.(new Error('the upstream sent a message that is not JSON-RPC'));
+          continue;
+        }
+        message = checked.data;
       }
-      const value = message.data as { id?: string | number; method?: string };
+      const value = message as { id?: string | number; method?: string };
       if (value.id !== undefined && value.method === undefined) answered.push(value.id);
-      this.onmessage?.(message.data);
+      this.onmessage?.(message);
     }
     return answered;
   }

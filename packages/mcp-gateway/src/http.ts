@@ -4,11 +4,7 @@
 // that drops the connection cancels them (and withdraws approvals they wait for).
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {
-  isInitializeRequest,
-  isJSONRPCRequest,
-  type JSONRPCMessage,
-} from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { GatewayContext, SessionContext } from './context.js';
 import { parseClientJson } from './json-rpc.js';
 import { invalidRequest } from './jsonrpc-errors.js';
@@ -205,7 +201,8 @@ export class HttpSessions {
         if (invalid) return jsonError(400, invalid.error.code, invalid.error.message, invalid.id);
         for (const message of (Array.isArray(body) ? body : [body]) as JSONRPCMessage[]) {
           // Only tool calls wait long enough (approvals) for a dropped connection to matter.
-          if (isJSONRPCRequest(message) && message.method === 'tools/call')
+          // Checked above (invalidRequest): a message with a method and an id is a request.
+          if ('method' in message && message.method === 'tools/call' && 'id' in message)
             session.watchDisconnect(message.id, request.signal);
         }
         return coalesce(await transport.handleRequest(request, { parsedBody: body }));
