@@ -10,6 +10,8 @@
 //      gateway as a ratio of direct, and the CPU time per call of the gateway's process and of
 //      the upstream's (on the direct path: what serving one MCP call costs).
 // Run after `npm run build`: `node bench/gateway.mjs [--quick] [--rates 100,500,1000] [--json]`
+// `--store memory|sqlite|sqlite-full` picks the engine's store (default memory; sqlite is a
+// fresh data folder as `callgate serve` opens it, synchronous NORMAL or FULL).
 // `--baseline PATH` adds a third path, interleaved with the other two: a gateway built from the
 // module at PATH (e.g. the package's `dist/index.js` compiled from an earlier commit).
 // The load average (1 min) is printed beside each rate: the machine may be shared.
@@ -25,12 +27,12 @@ const argument = (name) => {
 };
 const role = argument('--role');
 
-async function listen(fetch) {
+async function listen(fetch, cleanup = async () => {}) {
   const { serve } = await import('@hono/node-server');
   const server = serve({ hostname: '127.0.0.1', port: 0, fetch });
   await new Promise((ready) => server.once('listening', ready));
   console.log(`PORT ${server.address().port}`);
-  const stop = () => server.close(() => process.exit(0));
+  const stop = () => server.close(() => cleanup().finally(() => process.exit(0)));
   process.on('SIGTERM', stop);
   process.stdin.on('end', stop);
   process.stdin.resume();
@@ -76,11 +78,8 @@ async function upstream() {
   });
 }
 
-/** The gateway in front of `--upstream`, with an engine on a MemoryStore. */
-async function gateway() {
-  const core = await import('@callgate/core');
-  const module = argument('--module');
-  const { createGateway } = await import(module ? pathToFileURL(module).href : '@callgate/mcp-gateway');
+/** An engine on a MemoryStore (`--store memory`, the default). */
+async function memoryEngine(core, policy) {
   // The ledger is public API of core once exported there; until then, from its built module.
   const Ledger = core.Ledger ?? (await import('../packages/core/dist/ledger/ledger.js')).Ledger;
   const logSignerFromPrivateKey =
@@ -93,6 +92,34 @@ async function gateway() {
     signer: logSignerFromPrivateKey(origin, keys.privateKey),
     origin,
   });
+  return { engine: new core.Engine({ store, ledger, policy }), close: async () => {} };
+}
+
+/**
+ * An engine on a SQLite data folder in a fresh temporary directory, as `callgate serve` runs
+ * (`--store sqlite`, `synchronous` NORMAL; `--store sqlite-full` for FULL). Removed at the end.
+ */
+async function sqliteEngine(policy, synchronous) {
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { openEmbedded } = await import('@callgate/store-sqlite');
+  const dataDir = await mkdtemp(join(tmpdir(), 'callgate-bench-gateway-'));
+  const embedded = await openEmbedded({ dataDir, policy, synchronous, init: true });
+  return {
+    engine: embedded.engine,
+    close: async () => {
+      await embedded.close().catch(() => {});
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The gateway in front of `--upstream`, with an engine on the store `--store` names. */
+async function gateway() {
+  const core = await import('@callgate/core');
+  const module = argument('--module');
+  const { createGateway } = await import(module ? pathToFileURL(module).href : '@callgate/mcp-gateway');
   const policy = core.loadPolicy(`
 version: 1
 default: deny
@@ -101,14 +128,24 @@ rules:
     match: { annotations: { readOnlyHint: true } }
     effect: allow
 `);
-  const engine = new core.Engine({ store, ledger, policy });
+  const kind = argument('--store') ?? 'memory';
+  const { engine, close } =
+    kind === 'memory'
+      ? await memoryEngine(core, policy)
+      : await sqliteEngine(policy, kind === 'sqlite-full' ? 'FULL' : 'NORMAL');
   const instance = createGateway({
     engine,
     upstreams: [{ name: 'bench', http: { url: argument('--upstream') } }],
   });
   const [state] = await instance.start();
   if (state?.status !== 'connected') throw new Error(`upstream not connected: ${JSON.stringify(state)}`);
-  await listen((request) => instance.handleRequest(request, { principal: 'bench', profile: 'full' }));
+  await listen(
+    (request) => instance.handleRequest(request, { principal: 'bench', profile: 'full' }),
+    async () => {
+      await instance.close();
+      await close();
+    },
+  );
 }
 
 function child(args) {
@@ -284,9 +321,10 @@ async function main() {
   const rates = (argument('--rates') ?? argument('--rate') ?? '100,500,1000').split(',').map(Number);
   const baselineModule = argument('--baseline');
   const up = await child(['--role', 'upstream']);
-  const gw = await child(['--role', 'gateway', '--upstream', up.url]);
+  const store = ['--store', argument('--store') ?? 'memory'];
+  const gw = await child(['--role', 'gateway', '--upstream', up.url, ...store]);
   const base = baselineModule
-    ? await child(['--role', 'gateway', '--upstream', up.url, '--module', baselineModule])
+    ? await child(['--role', 'gateway', '--upstream', up.url, ...store, '--module', baselineModule])
     : undefined;
   // Each path: its client, and the process whose CPU is its cost (the upstream's, for direct).
   const paths = [
@@ -300,6 +338,7 @@ async function main() {
   const result = {
     rates_per_second: rates,
     node: process.version,
+    store: store[1],
     ...(baselineModule ? { baseline: baselineModule } : {}),
   };
   for (const rate of rates) {
@@ -374,6 +413,7 @@ async function main() {
   console.log(
     'MCP gateway benchmark — tools/call through the gateway vs the same upstream directly (Streamable HTTP)',
   );
+  console.log(`the gateway's engine: ${store[1]} store`);
   if (base) console.log(`baseline: a second gateway from ${baselineModule}`);
   for (const rate of rates) {
     const figures = result[`at_${rate}_per_second`];
