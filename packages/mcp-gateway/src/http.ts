@@ -57,12 +57,17 @@ async function readBody(request: Request, limit: number): Promise<{ text?: strin
   return { text: Buffer.concat(chunks).toString('utf8') };
 }
 
-/** How long a POST's event stream may stay silent before its headers are sent anyway, in ms. */
-const COALESCE_MS = 25;
+/**
+ * How long a POST's event stream may stay silent before its headers are sent anyway, in ms. Long
+ * enough that a gateway backed up under load still answers a call in one write (streaming costs
+ * three writes and a stream pipe per call, and would make a backlog grow), short enough that a
+ * call waiting for a person shows its stream within a second.
+ */
+const COALESCE_MS = 1_000;
 
 /**
- * A POST answered with an event stream that ends almost at once (the usual tool call: one
- * event, the result) is sent as one buffered body, in one write; a stream still open after
+ * A POST answered with an event stream that ends without a second event (the usual tool call:
+ * one event, the result) is sent as one buffered body, in one write; a stream still open after
  * its first event or silent for {@link COALESCE_MS} is streamed as it comes.
  */
 async function coalesce(response: Response): Promise<Response> {
