@@ -5,6 +5,7 @@
 // resumption after a dropped stream (Last-Event-ID, the server's `retry`), DELETE on close.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { truncateText } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -73,6 +74,8 @@ export class UpstreamHttpError extends Error {
 /** A Streamable HTTP client transport over node:http(s). See the file header. */
 export class HttpClientTransport implements Transport {
   readonly #url: URL;
+  /** The URL as request options, worked out once (node:http would do it on every request). */
+  readonly #target: ReturnType<typeof urlToHttpOptions>;
   readonly #headers: Record<string, string>;
   readonly #agent: HttpAgent;
   readonly #requests = new Set<ReturnType<typeof httpRequest>>();
@@ -87,6 +90,7 @@ export class HttpClientTransport implements Transport {
 
   constructor(url: URL, headers: Record<string, string> = {}) {
     this.#url = url;
+    this.#target = urlToHttpOptions(url);
     this.#headers = headers;
     this.#agent =
       url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
@@ -110,7 +114,8 @@ export class HttpClientTransport implements Transport {
         reject(new Error('the transport is closed'));
         return;
       }
-      const request = send(this.#url, {
+      const request = send({
+        ...this.#target,
         method,
         agent: this.#agent,
         headers: {
