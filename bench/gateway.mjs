@@ -10,6 +10,8 @@
 //      gateway as a ratio of direct, and the CPU time per call of the gateway's process and of
 //      the upstream's (on the direct path: what serving one MCP call costs).
 // Run after `npm run build`: `node bench/gateway.mjs [--quick] [--rates 100,500,1000] [--json]`
+// `--rates none` skips the latency part; `--throughput-rounds N` alternates N closed-loop windows
+// per path (default 2; more gives a steadier CPU-per-call comparison on a busy machine).
 // `--store memory|sqlite|sqlite-full` picks the engine's store (default memory; sqlite is a
 // fresh data folder as `callgate serve` opens it, synchronous NORMAL or FULL).
 // `--baseline PATH` adds a third path, interleaved with the other two: a gateway built from the
@@ -318,7 +320,8 @@ function summary(run) {
 
 async function main() {
   const quick = process.argv.includes('--quick');
-  const rates = (argument('--rates') ?? argument('--rate') ?? '100,500,1000').split(',').map(Number);
+  const ratesText = argument('--rates') ?? argument('--rate') ?? '100,500,1000';
+  const rates = ratesText === 'none' ? [] : ratesText.split(',').map(Number);
   const baselineModule = argument('--baseline');
   const up = await child(['--role', 'upstream']);
   const store = ['--store', argument('--store') ?? 'memory'];
@@ -371,7 +374,7 @@ async function main() {
   }
   // Highest throughput, closed loop, alternated as well; CPU per call of each path's process.
   const throughputSeconds = quick ? 1.5 : 2;
-  const throughputRounds = quick ? 1 : 2;
+  const throughputRounds = Number(argument('--throughput-rounds') ?? (quick ? 1 : 2));
   const totals = Object.fromEntries(paths.map((path) => [path.name, { calls: 0, seconds: 0, cpuMs: 0 }]));
   for (let round_ = 0; round_ < throughputRounds; round_++) {
     for (const path of paths) {
