@@ -318,6 +318,12 @@ function summary(run) {
   };
 }
 
+/** The paths in round `round`'s order: direct first, then the others, reversed every other round. */
+const ordered = (paths, round) => [
+  paths[0],
+  ...(round % 2 === 0 ? paths.slice(1) : paths.slice(1).reverse()),
+];
+
 async function main() {
   const quick = process.argv.includes('--quick');
   const ratesText = argument('--rates') ?? argument('--rate') ?? '100,500,1000';
@@ -350,7 +356,7 @@ async function main() {
       paths.map((path) => [path.name, { samples: [], failed: 0, achieved: 0 }]),
     );
     for (let round_ = 0; round_ < rounds; round_++) {
-      for (const path of paths) {
+      for (const path of ordered(paths, round_)) {
         const run = await openLoop(path.client.call, rate, seconds);
         runs[path.name].samples.push(...run.samples);
         runs[path.name].failed += run.failed;
@@ -377,7 +383,7 @@ async function main() {
   const throughputRounds = Number(argument('--throughput-rounds') ?? (quick ? 1 : 2));
   const totals = Object.fromEntries(paths.map((path) => [path.name, { calls: 0, seconds: 0, cpuMs: 0 }]));
   for (let round_ = 0; round_ < throughputRounds; round_++) {
-    for (const path of paths) {
+    for (const path of ordered(paths, round_)) {
       const before = await cpuMs(path.pid);
       const started = performance.now();
       const rate = await closedLoop(path.client.call, 16, throughputSeconds);
