@@ -87,7 +87,7 @@ async function coalesce(response: Response): Promise<Response> {
     clearTimeout(timer);
     if (!next) break;
     if (next.done) {
-      return new Response(Buffer.concat(chunks).toString('utf8'), {
+      return new Response(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), {
         status: response.status,
         headers: response.headers,
       });
