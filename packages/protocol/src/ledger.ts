@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { approvalStatusSchema } from './approval.js';
 import { effectSchema, outcomeSchema } from './call.js';
 import { errorKindSchema } from './errors.js';
+import type { BundleV3, LedgerRecordV2 } from './ledger-v2.js';
 
 /** `sha256:<64 lowercase hex>`: a digest or a commitment. */
 export const digestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected sha256:<64 hex digits>');
@@ -209,7 +210,9 @@ export const ledgerRecordSchema = z.discriminatedUnion('type', [
   refusalBody.extend(base).strict(),
 ]);
 /** One ledger record, format version 1. Its canonical bytes are RFC 8785 JSON. */
-export type LedgerRecord = z.infer<typeof ledgerRecordSchema>;
+export type LedgerRecordV1 = z.infer<typeof ledgerRecordSchema>;
+/** One ledger record, format version 1 or 2 (see `ledgerRecordV2Schema`). */
+export type LedgerRecord = LedgerRecordV1 | LedgerRecordV2;
 /** A record of one given type. */
 export type LedgerRecordOf<T extends RecordType> = Extract<LedgerRecord, { type: T }>;
 
@@ -295,5 +298,5 @@ export const bundleV2Schema = bundleSchema.omit({ proofs: true }).extend({
 });
 export type BundleV2 = z.infer<typeof bundleV2Schema>;
 
-/** Any bundle callgate reads: version 1 or 2. */
-export type AnyBundle = Bundle | BundleV2;
+/** Any bundle callgate reads: version 1, 2 or 3. */
+export type AnyBundle = Bundle | BundleV2 | BundleV3;

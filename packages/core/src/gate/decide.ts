@@ -7,10 +7,10 @@ import {
   isCallgateError,
   type ToolCall,
 } from '@callgate/protocol';
-import { sha256Digest } from '../crypto.js';
 import { fastCanonicalJson } from '../json/canonical.js';
 import { recordable } from '../json/normalize.js';
 import { readArguments } from '../json/safe-json.js';
+import { argumentsDigest } from '../ledger/arguments-key.js';
 import type { CallRow } from '../store/store.js';
 import { commitValue, type GateContext } from './context.js';
 import { valueAtPath } from './guardrails.js';
@@ -135,7 +135,7 @@ function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Ma
     }
     const canonical = fastCanonicalJson(args);
     verdict.arguments = args;
-    verdict.arguments_digest = sha256Digest(canonical);
+    verdict.arguments_digest = argumentsDigest(canonical);
     context.guardrails.check(tool, args);
     const spec = registered.spec;
     let idempotencyKey: string | undefined;
