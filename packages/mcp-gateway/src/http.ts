@@ -4,11 +4,7 @@
 // that drops the connection cancels them (and withdraws approvals they wait for).
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {
-  isInitializeRequest,
-  isJSONRPCRequest,
-  type JSONRPCMessage,
-} from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { GatewayContext, SessionContext } from './context.js';
@@ -40,12 +36,17 @@ function jsonError(
   });
 }
 
-/** How long a POST's event stream may stay silent before its headers are sent anyway, in ms. */
-const COALESCE_MS = 25;
+/**
+ * How long a POST's event stream may stay silent before its headers are sent anyway, in ms. Long
+ * enough that a gateway backed up under load still answers a call in one write (streaming costs
+ * three writes and a stream pipe per call, and would make a backlog grow), short enough that a
+ * call waiting for a person shows its stream within a second.
+ */
+const COALESCE_MS = 1_000;
 
 /**
- * A POST answered with an event stream that ends almost at once (the usual tool call: one
- * event, the result) is sent as one buffered body, in one write; a stream still open after
+ * A POST answered with an event stream that ends without a second event (the usual tool call:
+ * one event, the result) is sent as one buffered body, in one write; a stream still open after
  * its first event or silent for {@link COALESCE_MS} is streamed as it comes.
  */
 async function coalesce(response: Response): Promise<Response> {
@@ -65,7 +66,7 @@ async function coalesce(response: Response): Promise<Response> {
     clearTimeout(timer);
     if (!next) break;
     if (next.done) {
-      return new Response(Buffer.concat(chunks).toString('utf8'), {
+      return new Response(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), {
         status: response.status,
         headers: response.headers,
       });
@@ -197,7 +198,8 @@ export class HttpSessions {
         if (invalid) return jsonError(400, invalid.error.code, invalid.error.message, invalid.id);
         for (const message of (Array.isArray(body) ? body : [body]) as JSONRPCMessage[]) {
           // Only tool calls wait long enough (approvals) for a dropped connection to matter.
-          if (isJSONRPCRequest(message) && message.method === 'tools/call')
+          // Checked above (invalidRequest): a message with a method and an id is a request.
+          if ('method' in message && message.method === 'tools/call' && 'id' in message)
             session.watchDisconnect(message.id, request.signal);
         }
         return coalesce(await transport.handleRequest(request, { parsedBody: body }));

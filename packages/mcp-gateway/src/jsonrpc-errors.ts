@@ -11,6 +11,7 @@ import {
   type JSONRPCMessage,
   JSONRPCMessageSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { isPlainJsonRpcMessage, isPlainToolCall } from './message-shape.js';
 
 /** A JSON-RPC error response object. */
 export interface JsonRpcErrorResponse {
@@ -49,7 +50,7 @@ export function invalidRequest(value: unknown, allowBatch: boolean): JsonRpcErro
     }
     return undefined;
   }
-  if (JSONRPCMessageSchema.safeParse(value).success) return undefined;
+  if (isPlainJsonRpcMessage(value) || JSONRPCMessageSchema.safeParse(value).success) return undefined;
   const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
   const why =
     typeof value !== 'object' || value === null
@@ -73,7 +74,7 @@ export function refuseLine(line: string): JsonRpcErrorResponse | undefined {
 
 /** The -32602 answer for a request whose params do not fit its method's schema, else undefined. */
 export function invalidParams(message: JSONRPCMessage): JsonRpcErrorResponse | undefined {
-  if (!('method' in message) || !('id' in message)) return undefined;
+  if (!('method' in message) || !('id' in message) || isPlainToolCall(message)) return undefined;
   const schema = REQUEST_SCHEMAS.get(message.method);
   if (!schema) return undefined;
   const checked = schema.safeParse(message);
