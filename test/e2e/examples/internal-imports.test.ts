@@ -75,6 +75,15 @@ function testAndBenchFiles(): string[] {
   ];
 }
 
+/**
+ * Files still reaching into another package, each with why: to be moved to an entry point. The
+ * test fails when one of them no longer does (so the list cannot outlive its reason).
+ */
+const STILL_REACHING: Record<string, string> = {
+  // Times the gateway's internal JSON-RPC fast paths against the SDK's schemas, function by function.
+  'bench/gateway-parse.mjs': 'micro-benchmark of @callgate/mcp-gateway internals',
+};
+
 describe('tests and benchmarks import other packages by their entry points', () => {
   it('finds reaching imports (the check itself)', () => {
     const inCore = join(PACKAGES, 'core/src/gate/some.test.ts');
@@ -112,6 +121,11 @@ describe('tests and benchmarks import other packages by their entry points', () 
         (specifier) => `${relative(ROOT, path)}: ${specifier}`,
       ),
     );
-    expect(reaching).toEqual([]);
+    const fileOf = (line: string) => line.split(': ')[0] as string;
+    expect(reaching.filter((line) => !(fileOf(line) in STILL_REACHING))).toEqual([]);
+    const mended = Object.keys(STILL_REACHING).filter(
+      (path) => !reaching.some((line) => fileOf(line) === path),
+    );
+    expect(mended).toEqual([]);
   });
 });
