@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
+import { testApp } from '@callgate/testing/server';
 import { describe, expect, it } from 'vitest';
 import { startServer } from '../start.js';
-import { testApp } from '../test-support.js';
 import { DEFAULT_BODY_LIMIT } from './validation.js';
 
 /** Sends only the headers of a POST declaring `length` bytes; resolves with the status and body. */

@@ -1,7 +1,7 @@
 import { decisionsBody } from '@callgate/protocol';
+import { testApp } from '@callgate/testing/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { testApp } from '../test-support.js';
 import { precompileSchema } from './precompile.js';
 
 /** Counts functions generated with `new Function` (how zod compiles an object schema's parser). */
