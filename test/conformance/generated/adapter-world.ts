@@ -1,0 +1,195 @@
+// What the framework adapters' generated runs share: one engine (MemoryStore, signed ledger, the
+// generated policy) for a whole pass, reviewers answering through an approval port as each
+// generated call says, the text a model writes for each generated call, and the check made from
+// outside once a run is over. Each adapter's `generated.test.ts` plays the runs through its real
+// framework with a scripted model and hands the run here.
+import {
+  CallbackApprovalPort,
+  Engine,
+  type Governor,
+  generateEd25519KeyPair,
+  Ledger,
+  loadPolicy,
+  localGovernor,
+  logSignerFromPrivateKey,
+  MemoryStore,
+} from '@callgate/core';
+import {
+  argumentsOf,
+  checkRun,
+  GENERATED_POLICY,
+  GENERATED_TOOLS,
+  type GeneratedCall,
+  type GeneratedRun,
+  idOf,
+  type ReviewerAct,
+  resultOf,
+  type Tally,
+  TOOL_NAMES,
+  type ToolAct,
+} from './runs.js';
+
+/** One generated call as a model writes it: its id (undefined: none), tool name, arguments as text. */
+export interface ModelCall {
+  id: string | undefined;
+  tool: string;
+  /** The arguments as the model's JSON text (`NaN` written as the bare token, big integers with their digits). */
+  text: string;
+  /** The arguments as an object, when the framework carries objects and they are representable. */
+  object: Record<string, unknown> | undefined;
+  /** Position of the call in the run (0-based), carried in its arguments (`note-3`, `acme-3`, `/data/3`). */
+  index: number;
+  call: GeneratedCall;
+}
+
+/**
+ * The text a model sends as a call's arguments: `object` and `json-text` alike (a model writes
+ * text), `NaN` as its bare token, a lone surrogate as its `\ud800` escape, nothing as `''`.
+ */
+export function argumentsText(call: GeneratedCall, index: number): string {
+  const { value } = argumentsOf(call, index);
+  if (value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (call.arguments === 'nan') return JSON.stringify(value).replace('null', 'NaN');
+  return JSON.stringify(value);
+}
+
+/** The steps of a run as a model writes them, ids assigned as the generator says. */
+export function modelSteps(run: GeneratedRun): ModelCall[][] {
+  const before: string[] = [];
+  let index = 0;
+  return run.steps.map((generated, step) => {
+    const thisStep: string[] = [];
+    const calls = generated.map((call) => {
+      const id = idOf(call, step, index, thisStep, before);
+      if (id) thisStep.push(id);
+      const { value } = argumentsOf(call, index);
+      const object = call.arguments === 'object' ? (value as Record<string, unknown>) : undefined;
+      const modelCall: ModelCall = {
+        id,
+        tool: TOOL_NAMES[call.tool],
+        text: argumentsText(call, index),
+        object,
+        index,
+        call,
+      };
+      index++;
+      return modelCall;
+    });
+    before.push(...thisStep);
+    return calls;
+  });
+}
+
+/** The position a tool's arguments name (`note-3`, `acme-3`, `/data/3` → 3), or -1. */
+export function indexOfArguments(args: unknown): number {
+  const values = args && typeof args === 'object' ? Object.values(args as object) : [];
+  for (const value of values) {
+    const match = typeof value === 'string' ? /(?:note-|acme-|\/data\/)(\d+)$/.exec(value) : null;
+    if (match) return Number(match[1]);
+  }
+  return -1;
+}
+
+/**
+ * One engine for a whole pass of generated runs (as one server serves many runs): reviewers
+ * answer each approval as its generated call says (keyed by run and call id), tools bump a
+ * side-effect counter by the call id the framework hands them and act as generated.
+ */
+export async function adapterWorld(name: string) {
+  const origin = `generated.local/${name}`;
+  const signer = logSignerFromPrivateKey(origin, generateEd25519KeyPair().privateKey);
+  const store = new MemoryStore();
+  const ledger = await Ledger.open(store, { signer, origin });
+  const reviewers = new Map<string, ReviewerAct>();
+  const port = new CallbackApprovalPort((approval) => {
+    const act = reviewers.get(`${approval.run_id}\u0000${approval.call_id}`) ?? 'none';
+    if (act === 'approve' || act === 'twice') return { approved: true, reviewer: 'alice' };
+    if (act === 'deny') return { approved: false, reviewer: 'bob', reason: 'no' };
+    if (act === 'edit')
+      return { approved: true, reviewer: 'eve', arguments: { ...(approval.arguments as object), amount: 1 } };
+    return undefined; // none / late: nobody answers in time
+  });
+  const engine = new Engine({
+    store,
+    ledger,
+    policy: loadPolicy(GENERATED_POLICY, { source: 'generated.yaml' }),
+    tools: GENERATED_TOOLS,
+    approvalPorts: [port],
+  });
+  const governor: Governor = localGovernor(engine);
+
+  /**
+   * The state of one run as the framework plays it. `carries.bigint: false`: the framework
+   * cannot carry a BigInt tool result (the AI SDK's `toJSONValue` throws on one), so the tool
+   * returns that integer as a JavaScript number beyond 2^53 instead — still a value with no
+   * canonical JSON form.
+   */
+  function runState(run: GeneratedRun, carries: { bigint?: boolean } = {}) {
+    const steps = modelSteps(run);
+    const sideEffects = new Map<string, number>();
+    const results: Array<Array<{ call_id: string }>> = [];
+    return {
+      steps,
+      results,
+      sideEffects,
+      /** Tells the reviewers of this run's asks what to do (call once the run id is known). */
+      review(runId: string) {
+        for (const step of steps)
+          for (const call of step) if (call.id) reviewers.set(`${runId}\u0000${call.id}`, call.call.reviewer);
+      },
+      /**
+       * Runs a tool for real: bumps the side effect of `callId`, then acts as its generated call
+       * says (found by the position its arguments name): returns, throws, hangs (given up on after
+       * 1 ms, as a framework timeout would), or returns a value with no canonical JSON form.
+       */
+      async execute(callId: string, args: unknown): Promise<unknown> {
+        sideEffects.set(callId, (sideEffects.get(callId) ?? 0) + 1);
+        const index = indexOfArguments(args);
+        const act: ToolAct = steps.flat().find((call) => call.index === index)?.call.act ?? 'succeed';
+        if (act === 'throw') throw new Error('the tool failed');
+        if (act === 'hang')
+          await new Promise((_resolve, reject) =>
+            setTimeout(() => reject(new Error('the tool hung and was given up on')), 1),
+          );
+        const result = resultOf(act, index) as Record<string, unknown>;
+        if (carries.bigint === false && typeof result?.id === 'bigint') return { id: Number(result.id) };
+        return result;
+      },
+      /**
+       * Late and second answers (the framework is done: the approvals are no longer pending)
+       * are refused and recorded; then `end` ends the run as the adapter does, and the run is
+       * exported and checked from outside.
+       */
+      async check(runId: string, end: () => Promise<unknown>, tally?: Tally): Promise<void> {
+        const records = await store.readRunRecords(runId);
+        for (const record of records) {
+          if (record.type !== 'approval-request') continue;
+          const act = reviewers.get(`${runId}\u0000${record.call_id}`);
+          if (act !== 'late' && act !== 'twice') continue;
+          const answered = await engine
+            .respondToApproval(record.approval_id, { approved: act === 'late', reviewer: 'mallory' })
+            .then(
+              () => 'accepted',
+              (error: { kind?: string }) => error.kind,
+            );
+          if (answered !== 'conflict') throw new Error(`a ${act} answer was ${answered}, not a conflict`);
+        }
+        await end();
+        const bundle = await engine.exportRun(runId);
+        checkRun({ steps: run.steps, results, sideEffects, bundle, publicKey: signer.verifierKey }, tally);
+      },
+    };
+  }
+
+  return {
+    engine,
+    governor,
+    runState,
+    async close() {
+      await engine.close();
+    },
+  };
+}
+
+export type AdapterWorld = Awaited<ReturnType<typeof adapterWorld>>;
