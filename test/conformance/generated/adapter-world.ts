@@ -193,3 +193,39 @@ export async function adapterWorld(name: string) {
 }
 
 export type AdapterWorld = Awaited<ReturnType<typeof adapterWorld>>;
+
+/** A form of a generated call that a framework cannot carry, and what it is played as instead. */
+export interface Inexpressible {
+  /** Why the framework cannot carry it (reported with the pass's counts). */
+  reason: string;
+  applies(call: GeneratedCall): boolean;
+  /** The nearest call the framework can carry. */
+  instead(call: GeneratedCall): GeneratedCall;
+}
+
+/** Counts, by reason, of the generated calls played as their nearest expressible form. */
+export class Rewrites {
+  readonly counts = new Map<string, number>();
+  constructor(readonly rules: readonly Inexpressible[]) {}
+
+  /** `run` with every call a rule applies to replaced by its nearest expressible form. */
+  apply(run: GeneratedRun): GeneratedRun {
+    return {
+      steps: run.steps.map((step) =>
+        step.map((call) => {
+          let current = call;
+          for (const rule of this.rules) {
+            if (!rule.applies(current)) continue;
+            this.counts.set(rule.reason, (this.counts.get(rule.reason) ?? 0) + 1);
+            current = rule.instead(current);
+          }
+          return current;
+        }),
+      ),
+    };
+  }
+
+  toString(): string {
+    return [...this.counts].map(([reason, count]) => `${count} × ${reason}`).join('; ') || 'none';
+  }
+}
