@@ -96,7 +96,6 @@ function scriptedModel(steps: ModelCall[][], results: Array<Array<{ call_id: str
 async function runThroughAiSdk(world: AdapterWorld, run: GeneratedRun, streaming: boolean, tally: Tally) {
   const state = world.runState(run, { bigint: false });
   const gate = await createAiSdkGate({ governor: world.governor, approvalWaitMs: 20 });
-  state.review(gate.runId);
   const tools: Record<string, Tool> = {};
   for (const spec of GENERATED_TOOLS) {
     tools[spec.name] = tool({

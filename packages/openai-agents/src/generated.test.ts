@@ -106,7 +106,6 @@ async function runThroughAgents(
   );
   const context = await gate.begin({ user: 'generated' });
   const runId = context.callgate.run_id;
-  state.review(runId);
   const play = async (
     input: string | RunState<unknown, typeof agent>,
   ): Promise<RunResult<unknown, typeof agent>> => {

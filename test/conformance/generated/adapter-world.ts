@@ -93,7 +93,7 @@ export function indexOfArguments(args: unknown): number {
 
 /**
  * One engine for a whole pass of generated runs (as one server serves many runs): reviewers
- * answer each approval as its generated call says (keyed by run and call id), tools bump a
+ * answer each approval as its generated call says, tools bump a
  * side-effect counter by the call id the framework hands them and act as generated.
  */
 export async function adapterWorld(name: string) {
@@ -101,9 +101,11 @@ export async function adapterWorld(name: string) {
   const signer = logSignerFromPrivateKey(origin, generateEd25519KeyPair().privateKey);
   const store = new MemoryStore();
   const ledger = await Ledger.open(store, { signer, origin });
-  const reviewers = new Map<string, ReviewerAct>();
+  // What the reviewer of each approval of the run being played does, by call id (runs are played
+  // one at a time).
+  let reviewers = new Map<string, ReviewerAct>();
   const port = new CallbackApprovalPort((approval) => {
-    const act = reviewers.get(`${approval.run_id}\u0000${approval.call_id}`) ?? 'none';
+    const act = reviewers.get(approval.call_id) ?? 'none';
     if (act === 'approve' || act === 'twice') return { approved: true, reviewer: 'alice' };
     if (act === 'deny') return { approved: false, reviewer: 'bob', reason: 'no' };
     if (act === 'edit')
@@ -117,7 +119,16 @@ export async function adapterWorld(name: string) {
     tools: GENERATED_TOOLS,
     approvalPorts: [port],
   });
-  const governor: Governor = localGovernor(engine);
+  const local = localGovernor(engine);
+  // The run the framework started last (a framework that fails its invocation does not say).
+  let lastRunId = '';
+  const governor: Governor = Object.assign(Object.create(local) as Governor, {
+    startRun: async (...start: Parameters<Governor['startRun']>) => {
+      const started = await local.startRun(...start);
+      lastRunId = started.run_id;
+      return started;
+    },
+  });
 
   /**
    * The state of one run as the framework plays it. `carries.bigint: false`: the framework
@@ -127,17 +138,15 @@ export async function adapterWorld(name: string) {
    */
   function runState(run: GeneratedRun, carries: { bigint?: boolean } = {}) {
     const steps = modelSteps(run);
+    reviewers = new Map();
+    for (const step of steps)
+      for (const call of step) if (call.id) reviewers.set(call.id, call.call.reviewer);
     const sideEffects = new Map<string, number>();
     const results: Array<Array<{ call_id: string }>> = [];
     return {
       steps,
       results,
       sideEffects,
-      /** Tells the reviewers of this run's asks what to do (call once the run id is known). */
-      review(runId: string) {
-        for (const step of steps)
-          for (const call of step) if (call.id) reviewers.set(`${runId}\u0000${call.id}`, call.call.reviewer);
-      },
       /**
        * Runs a tool for real: bumps the side effect of `callId`, then acts as its generated call
        * says (found by the position its arguments name): returns, throws, hangs (given up on after
@@ -161,11 +170,16 @@ export async function adapterWorld(name: string) {
        * are refused and recorded; then `end` ends the run as the adapter does, and the run is
        * exported and checked from outside.
        */
-      async check(runId: string, end: () => Promise<unknown>, tally?: Tally): Promise<void> {
+      async check(
+        runId: string,
+        end: () => Promise<unknown>,
+        tally?: Tally,
+        options: { failed?: boolean } = {},
+      ): Promise<void> {
         const records = await store.readRunRecords(runId);
         for (const record of records) {
           if (record.type !== 'approval-request') continue;
-          const act = reviewers.get(`${runId}\u0000${record.call_id}`);
+          const act = reviewers.get(record.call_id);
           if (act !== 'late' && act !== 'twice') continue;
           const answered = await engine
             .respondToApproval(record.approval_id, { approved: act === 'late', reviewer: 'mallory' })
@@ -177,7 +191,11 @@ export async function adapterWorld(name: string) {
         }
         await end();
         const bundle = await engine.exportRun(runId);
-        checkRun({ steps: run.steps, results, sideEffects, bundle, publicKey: signer.verifierKey }, tally);
+        // A framework that failed its invocation made no next model request for the step it failed
+        // in (nor any later one): only the steps the model heard back from are held to one result
+        // per call.
+        const steps = options.failed ? run.steps.slice(0, results.length) : run.steps;
+        checkRun({ steps, results, sideEffects, bundle, publicKey: signer.verifierKey }, tally);
       },
     };
   }
@@ -185,6 +203,8 @@ export async function adapterWorld(name: string) {
   return {
     engine,
     governor,
+    /** The id of the run the framework started last. */
+    lastRunId: () => lastRunId,
     runState,
     async close() {
       await engine.close();
