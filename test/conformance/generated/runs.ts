@@ -186,12 +186,17 @@ const call = (id: IdForm, tool: ToolChoice, args: ArgumentForm, act: ToolAct = '
  *   latest attempt only), and LangChain's adapter ran one attempt twice;
  * - a result holding a lone surrogate: the HTTP API refused the whole outcome, so the call ended
  *   `decided-not-completed` although it ran;
- * - a call with no arguments: the HTTP API refused the whole step instead of deciding it.
+ * - a call with no arguments: the HTTP API refused the whole step instead of deciding it;
+ * - a call reusing an id an earlier step's result answers, beside a new call: LangChain's agent
+ *   ran only the new one, so the reused call never ran and the model read no result for it.
  */
 export const COUNTEREXAMPLES: GeneratedRun[] = [
   { steps: [[call('fresh', 'read', 'object'), call('duplicate', 'read', 'object')]] },
   { steps: [[call('fresh', 'read', 'object', 'non-canonical'), call('fresh', 'read', 'object')]] },
   { steps: [[call('fresh', 'read', 'missing'), call('fresh', 'read', 'object')]] },
+  {
+    steps: [[call('fresh', 'read', 'object')], [call('fresh', 'read', 'object'), call('reused', 'read', 'object')]],
+  },
 ];
 
 /** The counterexamples as fast-check `examples` of a property over one run. */
