@@ -15,71 +15,20 @@ import {
   MemoryStore,
 } from '@callgate/core';
 import {
-  argumentsOf,
   checkRun,
   GENERATED_POLICY,
   GENERATED_TOOLS,
   type GeneratedCall,
   type GeneratedRun,
-  idOf,
+  type ModelCall,
+  modelSteps,
   type ReviewerAct,
   resultOf,
   type Tally,
-  TOOL_NAMES,
   type ToolAct,
 } from './runs.js';
 
-/** One generated call as a model writes it: its id (undefined: none), tool name, arguments as text. */
-export interface ModelCall {
-  id: string | undefined;
-  tool: string;
-  /** The arguments as the model's JSON text (`NaN` written as the bare token, big integers with their digits). */
-  text: string;
-  /** The arguments as an object, when the framework carries objects and they are representable. */
-  object: Record<string, unknown> | undefined;
-  /** Position of the call in the run (0-based), carried in its arguments (`note-3`, `acme-3`, `/data/3`). */
-  index: number;
-  call: GeneratedCall;
-}
-
-/**
- * The text a model sends as a call's arguments: `object` and `json-text` alike (a model writes
- * text), `NaN` as its bare token, a lone surrogate as its `\ud800` escape, nothing as `''`.
- */
-export function argumentsText(call: GeneratedCall, index: number): string {
-  const { value } = argumentsOf(call, index);
-  if (value === undefined) return '';
-  if (typeof value === 'string') return value;
-  if (call.arguments === 'nan') return JSON.stringify(value).replace('null', 'NaN');
-  return JSON.stringify(value);
-}
-
-/** The steps of a run as a model writes them, ids assigned as the generator says. */
-export function modelSteps(run: GeneratedRun): ModelCall[][] {
-  const before: string[] = [];
-  let index = 0;
-  return run.steps.map((generated, step) => {
-    const thisStep: string[] = [];
-    const calls = generated.map((call) => {
-      const id = idOf(call, step, index, thisStep, before);
-      if (id) thisStep.push(id);
-      const { value } = argumentsOf(call, index);
-      const object = call.arguments === 'object' ? (value as Record<string, unknown>) : undefined;
-      const modelCall: ModelCall = {
-        id,
-        tool: TOOL_NAMES[call.tool],
-        text: argumentsText(call, index),
-        object,
-        index,
-        call,
-      };
-      index++;
-      return modelCall;
-    });
-    before.push(...thisStep);
-    return calls;
-  });
-}
+export type { ModelCall } from './runs.js';
 
 /** The position a tool's arguments name (`note-3`, `acme-3`, `/data/3` → 3), or -1. */
 export function indexOfArguments(args: unknown): number {

@@ -29,13 +29,13 @@ Usage::
 from __future__ import annotations
 
 import http.client
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 from haystack.utils import Secret
 
+from . import lossless_json
 from .errors import GateUnavailable, error_from_body
 from .trace_context import trace_headers
 from .transport import Answer, KeepAliveConnections
@@ -141,14 +141,14 @@ def _outcome_results(answer: Any) -> list[dict[str, Any]]:
 
 
 def _encode(body: Any) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return lossless_json.encode(body)
 
 
 def _parse(status: int, reason: str, content: bytes, success: bool) -> Any:
     if status in _UNREACHABLE_STATUSES:
         raise ServerUnreachable(f"the callgate server answered {status} ({reason})")
     try:
-        payload = json.loads(content) if content else None
+        payload = lossless_json.decode(content) if content else None
     except ValueError:
         payload = content.decode("utf-8", "replace")
     if success:
