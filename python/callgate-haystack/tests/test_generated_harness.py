@@ -266,7 +266,7 @@ def run_through_haystack(world: World, run: dict[str, Any]) -> None:
     steps = world.harness.ask({"op": "steps", "run": run})["steps"]
     executed: list[str] = []
     generator = GeneratedChatGenerator(steps)
-    hook = CallgateHook(url=world.server.url, api_key=Secret.from_token(world.agent_key), max_wait=0.2)
+    hook = CallgateHook(url=world.server.url, api_key=Secret.from_token(world.agent_key), max_wait=0.1)
     agent = Agent(
         chat_generator=generator,
         tools=_tools(world, steps, executed),
