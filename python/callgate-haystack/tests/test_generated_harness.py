@@ -224,7 +224,9 @@ class Reviewers:
         """Answers, after the hook gave up, every approval whose reviewer was late: each is refused."""
         for approval in self.seen.values():
             if self.acts.get(approval["call_id"]) == "late":
-                self._expect_conflict(lambda a=approval: self.client.approve(a["id"], reason="late"), f"late {approval}")
+                self._expect_conflict(
+                    lambda a=approval: self.client.approve(a["id"], reason="late"), f"late {approval}"
+                )
 
 
 def _tools(world: World, steps: list[list[dict[str, Any]]], executed: list[str]) -> list[Tool]:
@@ -255,10 +257,14 @@ def _tools(world: World, steps: list[list[dict[str, Any]]], executed: list[str])
 
     functions = {"read_note": read_note, "pay": pay, "wipe": wipe}
     return [
-        Tool(name=spec["name"], description=spec["name"], parameters=spec["inputSchema"], function=functions[spec["name"]])
+        Tool(
+            name=spec["name"],
+            description=spec["name"],
+            parameters=spec["inputSchema"],
+            function=functions[spec["name"]],
+        )
         for spec in world.tools
     ]
-
 
 
 def run_through_haystack(world: World, run: dict[str, Any]) -> None:

@@ -62,7 +62,9 @@ def decode(content: bytes | str) -> Any:
     :raises ValueError: on invalid JSON, a duplicate key (naming it), ``NaN`` / ``Infinity``, or a
         float out of range.
     """
-    return json.loads(content, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant, parse_float=_finite)
+    return json.loads(
+        content, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant, parse_float=_finite
+    )
 
 
 def normalized_marker(value: Any) -> dict[str, Any]:
@@ -124,7 +126,11 @@ def _raw_text(value: Any, reasons: set[str]) -> str:
             reasons.add("lone-surrogate")
         return json.dumps(cleaned, ensure_ascii=False)
     if isinstance(value, dict):
-        return "{" + ",".join(f"{_raw_text(str(key), reasons)}:{_raw_text(item, reasons)}" for key, item in value.items()) + "}"
+        return (
+            "{"
+            + ",".join(f"{_raw_text(str(key), reasons)}:{_raw_text(item, reasons)}" for key, item in value.items())
+            + "}"
+        )
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(_raw_text(item, reasons) for item in value) + "]"
     reasons.add("not-json")
