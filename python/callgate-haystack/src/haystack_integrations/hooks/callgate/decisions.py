@@ -93,8 +93,8 @@ class StepDecider(DecisionsRequests):
         try:
             if context.run_id is None:
                 self._start_run(client, context)
-            self._recorder.server_back(context)
             verdicts = self._send(client, context, message, calls, tools)
+            self._recorder.server_back(context)  # it answered: an outage before ends now
         except ServerUnreachable as error:
             return self._outage(context, calls, error)
         except CallgateError as error:
@@ -115,8 +115,8 @@ class StepDecider(DecisionsRequests):
                     self.framework, principal=self.principal, labels=self.labels, parent_run_id=context.parent_run_id
                 )
                 self._started(context, str(run["run_id"]))
-            self._recorder.server_back(context)
             verdicts = await self._send_async(client, context, message, calls, tools)
+            self._recorder.server_back(context)  # it answered: an outage before ends now
         except ServerUnreachable as error:
             return self._outage(context, calls, error)
         except CallgateError as error:
