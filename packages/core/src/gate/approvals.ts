@@ -1,15 +1,15 @@
 import {
   type Approval,
   type ApprovalResponse,
-  approvalResponseSchema,
   CallgateError,
   type Decision,
   type Grant,
 } from '@callgate/protocol';
 import type { ApprovalPort } from '../approvals/port.js';
 import { digestOf } from '../json/canonical.js';
-import { checkJsonValue } from '../json/safe-json.js';
+import { answerSettlement, parseApprovalAnswer, type Settlement } from './approval-answers.js';
 import { type ApprovalChannel, type ApprovalEvent, RemoteWaiters } from './approval-channel.js';
+import { ApprovalHandouts, type ApprovalState } from './approval-handouts.js';
 import type { GateContext } from './context.js';
 import type { CallVerdict } from './decide.js';
 import { issueGrant } from './grants.js';
@@ -18,23 +18,7 @@ import { approvalId } from './ids.js';
 /** How long a waiter waits for the hand-out of an approval another engine answered, in ms. */
 const HANDOUT_WAIT_MS = 5000;
 
-/** An approval and, when it was approved, the grant it yielded (handed out until it expires). */
-export interface ApprovalState {
-  approval: Approval;
-  grant?: Grant;
-  /** The arguments to run: a reviewer's edit when the policy allows edits, else the original. */
-  arguments?: Record<string, unknown>;
-}
-
-/** How a pending approval ends. */
-interface Settlement {
-  status: 'approved' | 'denied' | 'expired' | 'withdrawn';
-  reviewer?: string;
-  reason?: string | undefined;
-  edited?: boolean;
-  digest?: string;
-  arguments?: Record<string, unknown> | undefined;
-}
+export type { ApprovalState } from './approval-handouts.js';
 
 interface Live {
   controller: AbortController;
@@ -51,8 +35,7 @@ export class ApprovalCoordinator {
   readonly #context: GateContext;
   readonly #ports: ApprovalPort[];
   readonly #live = new Map<string, Live>();
-  readonly #grants = new Map<string, Grant>();
-  readonly #edited = new Map<string, Record<string, unknown>>();
+  readonly #handouts = new ApprovalHandouts();
   readonly #listeners = new Set<(approval: Approval) => void>();
   /** Resolutions under way: an approval's stored status changes before its grant exists. */
   readonly #resolving = new Map<string, Promise<ApprovalState | undefined>>();
@@ -102,16 +85,12 @@ export class ApprovalCoordinator {
   /** Remembers an approved approval's grant and arguments until the grant expires. */
   #keepHandout(approvalId: string, handout: Omit<ApprovalEvent, 'approval'>): void {
     if (handout.grant === undefined) return;
-    this.#grants.set(approvalId, handout.grant);
-    if (handout.arguments) this.#edited.set(approvalId, handout.arguments);
-    const forget = setTimeout(
-      () => {
-        this.#grants.delete(approvalId);
-        this.#edited.delete(approvalId);
-      },
+    this.#handouts.keep(
+      approvalId,
+      handout.grant,
+      handout.arguments,
       Math.max(0, handout.grant.expires_at - this.#context.clock()),
     );
-    forget.unref?.();
   }
 
   /** Calls `listener` with every approval created or resolved; returns an unsubscribe function. */
@@ -210,46 +189,13 @@ export class ApprovalCoordinator {
    *   approval, `conflict` when it is no longer pending.
    */
   async respond(approvalId: string, response: ApprovalResponse): Promise<ApprovalState> {
-    const parsed = approvalResponseSchema.safeParse(response);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new CallgateError(
-        'request-invalid',
-        `approval response: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
-      );
-    }
-    const answer = parsed.data;
-    if (answer.arguments !== undefined) {
-      try {
-        checkJsonValue(answer.arguments, 'arguments', this.#context.jsonLimits);
-      } catch (error) {
-        throw new CallgateError('request-invalid', `approval response: ${(error as Error).message}`);
-      }
-    }
+    const answer = parseApprovalAnswer(response, this.#context.jsonLimits);
     const current = await this.#context.store.getApproval(approvalId);
     if (!current) throw new CallgateError('not-found', `no approval ${approvalId}`);
-    let edited = false;
-    let digest = current.arguments_digest;
-    if (answer.arguments !== undefined) {
-      const editedDigest = digestOf(answer.arguments);
-      edited = editedDigest !== current.arguments_digest;
-      if (edited) digest = editedDigest;
-    }
-    const allowEdits = this.#context.policy().approval.allowEdits;
-    let status: 'approved' | 'denied' = answer.approved ? 'approved' : 'denied';
-    let reason = answer.reason;
-    if (edited && status === 'approved' && !allowEdits) {
-      status = 'denied';
-      reason = `the reviewer edited the arguments, which this policy counts as a denial${reason ? `: ${reason}` : ''}`;
-    }
-    const state = await this.#resolve(current, {
-      status,
-      reviewer: answer.reviewer,
-      reason,
-      edited,
-      digest: status === 'approved' ? digest : current.arguments_digest,
-      arguments: edited && status === 'approved' ? answer.arguments : undefined,
-    });
+    const state = await this.#resolve(
+      current,
+      answerSettlement(answer, current, this.#context.policy().approval.allowEdits),
+    );
     if (!state) throw new CallgateError('conflict', `approval ${approvalId} is no longer pending`);
     return state;
   }
@@ -309,13 +255,7 @@ export class ApprovalCoordinator {
         ttl,
         now,
       );
-      this.#grants.set(current.id, grant);
-      if (outcome.arguments) this.#edited.set(current.id, outcome.arguments);
-      const forget = setTimeout(() => {
-        this.#grants.delete(current.id);
-        this.#edited.delete(current.id);
-      }, ttl);
-      forget.unref?.();
+      this.#handouts.keep(current.id, grant, outcome.arguments, ttl);
     }
     await Promise.all(writes);
     const live = this.#live.get(current.id);
@@ -384,7 +324,7 @@ export class ApprovalCoordinator {
   /** The state of a resolved approval, with the hand-out another engine kept when this one has none. */
   async #handedOut(approval: Approval): Promise<ApprovalState> {
     const channel = this.#channel;
-    if (channel === undefined || approval.status !== 'approved' || this.#grants.has(approval.id))
+    if (channel === undefined || approval.status !== 'approved' || this.#handouts.has(approval.id))
       return this.#state(approval);
     // The answering engine stores the approval's status before its hand-out: while its grant may
     // still be live, wait for the hand-out (registered first, so that its event is not missed).
@@ -427,15 +367,7 @@ export class ApprovalCoordinator {
   }
 
   #state(approval: Approval): ApprovalState {
-    const grant = this.#grants.get(approval.id);
-    const edited = this.#edited.get(approval.id);
-    return {
-      approval,
-      ...(grant ? { grant } : {}),
-      ...(approval.status === 'approved'
-        ? { arguments: edited ?? (approval.arguments as Record<string, unknown>) }
-        : {}),
-    };
+    return this.#handouts.state(approval);
   }
 
   /** Stops every timer and aborts every port request (pending approvals stay pending in the store). */

@@ -3,88 +3,37 @@ import {
   type Approval,
   type ApprovalResponse,
   CallgateError,
-  type ErrorKind,
   type Grant,
   type Outcome,
   type StoredGrant,
   type ToolCall,
   type ToolSpec,
 } from '@callgate/protocol';
-import type { ApprovalPort } from '../approvals/port.js';
 import { canonicalJson } from '../json/canonical.js';
-import { recordable } from '../json/normalize.js';
-import { DEFAULT_JSON_LIMITS, type JsonLimits } from '../json/safe-json.js';
+import { DEFAULT_JSON_LIMITS } from '../json/safe-json.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Policy } from '../policy/index.js';
 import type { ApprovalQuery, RunRow, Store } from '../store/store.js';
 import { rememberAgentTools, restoreAgentTools } from './agent-tools.js';
-import type { ApprovalChannel } from './approval-channel.js';
 import { ApprovalCoordinator, type ApprovalState } from './approvals.js';
-import { consumeOutstanding, consumeRecorded, markConsumed } from './consume.js';
-import { commitValue, type GateContext, guardedLedger } from './context.js';
+import { consumeOutstanding, consumeRecorded } from './consume.js';
+import { type GateContext, guardedLedger } from './context.js';
 import { type CallVerdict, decideCalls, type ModelMessage } from './decide.js';
-import { type GrantBinding, issueConsumedGrants, issueGrant } from './grants.js';
-import { type GuardrailOptions, Guardrails } from './guardrails.js';
+import type { DecideOptions, EngineOptions, RunStart } from './engine-options.js';
+import type { GrantBinding } from './grants.js';
+import { Guardrails } from './guardrails.js';
 import { endIdleRuns } from './idle-runs.js';
 import { uuidv7 } from './ids.js';
-import { type Logger, silentLogger } from './logger.js';
+import { silentLogger } from './logger.js';
 import { type CallOutcomeReport, closeOpenCalls, recordOutcome } from './outcomes.js';
 import { type RefusedAttempt, recordLateAnswer, recordRefusal } from './refusals.js';
 import { ToolRegistry } from './registry.js';
+import { type ExchangeReport, recordExchange, recordMessage } from './run-records.js';
 import { RunStates } from './run-state.js';
+import { writeStepGrants } from './step-grants.js';
 
-/** Options of {@link Engine}. */
-export interface EngineOptions {
-  store: Store;
-  /** The ledger records are written to (open it on the same store). */
-  ledger: Ledger;
-  policy: Policy;
-  /** The tools calls may name; more can be added with `engine.registry.add`. */
-  tools?: Iterable<ToolSpec>;
-  /** Where approvals are routed, besides the engine's own API. */
-  approvalPorts?: ApprovalPort[];
-  /**
-   * How engines sharing the store (server replicas) hear of each other's approvals: an answer
-   * received by one wakes the waiter on another. Default: none (approvals live in this process).
-   */
-  approvalChannel?: ApprovalChannel;
-  /** Keep content (arguments, results, messages) beside the records as openings. Default false. */
-  vault?: boolean;
-  /** Size and depth limits on arguments. Default 1 MiB, depth 64. */
-  jsonLimits?: Partial<JsonLimits>;
-  guardrails?: GuardrailOptions;
-  /**
-   * Idle limit of a run, in ms: a run this engine has seen that nothing came for (no decision,
-   * outcome, message) for this long is ended `abandoned`, its pending approvals withdrawn first.
-   * Default: no limit.
-   */
-  idleRunMs?: number;
-  /** Epoch ms. Default `Date.now`. */
-  clock?: () => number;
-  logger?: Logger;
-}
-
-/** What starts a run. */
-export interface RunStart {
-  principal: string;
-  framework: string;
-  labels?: Record<string, string>;
-  parent_run_id?: string;
-}
-
-/** Options of {@link Engine.decide}. */
-export interface DecideOptions {
-  /** The model message that asked for these calls; recorded (committed) before the decisions. */
-  message?: ModelMessage;
-  /** Issue a one-use grant for each allowed call (for callers that run the tool elsewhere). */
-  issueGrants?: boolean;
-  /**
-   * Consume the grant of each allowed call with its decision (for callers that run the tool
-   * themselves, right after): `true` for every call, or one flag per call, in order. Implies
-   * `issueGrants` for those calls; their verdicts say `grant_consumed: true`.
-   */
-  consumeGrants?: boolean | readonly boolean[];
-}
+export type { DecideOptions, EngineOptions, RunStart } from './engine-options.js';
+export { bindingOf } from './step-grants.js';
 
 /**
  * The engine: one per process (or server). Decides tool calls, routes approvals, issues and
@@ -248,36 +197,13 @@ export class Engine {
         ? {
             // Grants are issued (and consumed, when asked) in the decisions' own commit: one
             // durable write per step.
-            alsoWrite: async (decided) => {
-              const now = this.#context.clock();
-              const allowed = (verdict: CallVerdict) =>
-                verdict.status === 'allowed' && verdict.arguments_digest;
-              const spent = decided.filter((verdict, index) => allowed(verdict) && consumes(index));
-              const kept = options.issueGrants
-                ? decided.filter((verdict, index) => allowed(verdict) && !consumes(index))
-                : [];
-              const [consumed, issued] = await Promise.all([
-                spent.length === 0
-                  ? []
-                  : issueConsumedGrants(
-                      this.store,
-                      spent.map((verdict) => bindingOf(runId, verdict)),
-                      ttlMs,
-                      now,
-                    ),
-                Promise.all(
-                  kept.map((verdict) => issueGrant(this.store, bindingOf(runId, verdict), ttlMs, now)),
-                ),
-              ]);
-              spent.forEach((verdict, index) => {
-                verdict.grant = consumed[index] as Grant;
-                verdict.grant_consumed = true;
-                markConsumed(state, bindingOf(runId, verdict));
-              });
-              kept.forEach((verdict, index) => {
-                verdict.grant = issued[index] as Grant;
-              });
-            },
+            alsoWrite: (decided) =>
+              writeStepGrants(this.store, runId, state, decided, {
+                issueGrants: Boolean(options.issueGrants),
+                consumes,
+                ttlMs,
+                now: this.#context.clock(),
+              }),
           }
         : {}),
     });
@@ -290,18 +216,7 @@ export class Engine {
    */
   async recordMessage(runId: string, message: ModelMessage): Promise<void> {
     await this.#active(runId);
-    const writes: Promise<unknown>[] = [];
-    const content = message.content === undefined ? undefined : recordable(message.content);
-    writes.push(
-      this.#context.ledger.append(runId, {
-        type: 'model-message',
-        role: message.role,
-        content_commitment: content === undefined ? null : commitValue(this.#context, content.value, writes),
-        ...(content && content.reasons.length > 0 ? { content_normalized: content.reasons } : {}),
-        tool_calls: [],
-      }),
-    );
-    await Promise.all(writes);
+    await recordMessage(this.#context, runId, message);
   }
 
   /**
@@ -321,34 +236,9 @@ export class Engine {
    * Records an MCP request passed through to an upstream that is not a tool call (resources,
    * prompts, completions, logging). Parameters and result are committed, never stored.
    */
-  async recordExchange(
-    runId: string,
-    exchange: {
-      method: string;
-      upstream: string;
-      target?: string | null;
-      params: unknown;
-      result?: unknown;
-      error_kind?: ErrorKind;
-    },
-  ): Promise<void> {
+  async recordExchange(runId: string, exchange: ExchangeReport): Promise<void> {
     await this.#active(runId);
-    const writes: Promise<unknown>[] = [];
-    writes.push(
-      this.#context.ledger.append(runId, {
-        type: 'mcp-exchange',
-        method: exchange.method,
-        upstream: exchange.upstream,
-        target: exchange.target ?? null,
-        params_commitment: commitValue(this.#context, recordable(exchange.params ?? null).value, writes),
-        result_commitment:
-          exchange.result === undefined
-            ? null
-            : commitValue(this.#context, recordable(exchange.result).value, writes),
-        ...(exchange.error_kind ? { error_kind: exchange.error_kind } : {}),
-      }),
-    );
-    await Promise.all(writes);
+    await recordExchange(this.#context, runId, exchange);
   }
 
   /** An approval, waiting up to `waitMs` (long-poll) for it to be answered. */
@@ -482,15 +372,6 @@ export class Engine {
     this.#approvals.close();
     await this.ledger.close();
   }
-}
-
-export function bindingOf(runId: string, verdict: CallVerdict): GrantBinding {
-  return {
-    run_id: runId,
-    call_id: verdict.call_id,
-    tool: verdict.tool,
-    arguments_digest: verdict.arguments_digest ?? '',
-  };
 }
 
 export type { ApprovalState, CallVerdict, Grant };

@@ -1,95 +1,17 @@
 // The calls of one callgate run as a framework adapter sees them, from decision to outcome,
 // shared by the TypeScript adapters. A framework's idiom lives in the adapter, never here.
 
-import {
-  type Approval,
-  type ErrorBody,
-  type ErrorKind,
-  type Grant,
-  isCallgateError,
-  type ToolCall,
-  type ToolSpec,
-} from '@callgate/protocol';
+import { type Grant, isCallgateError, type ToolCall, type ToolSpec } from '@callgate/protocol';
 import type { ApprovalState } from './approvals.js';
+import { sameArguments } from './call-arguments.js';
+import { approvalRefusal, type Refusal, refusalOf } from './call-refusals.js';
 import type { CallVerdict } from './decide.js';
 import type { Governor } from './governor.js';
 import type { Logger } from './logger.js';
 
-/** A refusal as the model reads it: the `error` member of `{"error": {"kind", "message", ...}}`. */
-export type Refusal = ErrorBody['error'];
-
-/** The text a model reads as a refused call's result: `{"error": {...}}` as JSON. */
-export function refusalText(error: Refusal): string {
-  return JSON.stringify({ error });
-}
-
-const APPROVAL_REFUSALS: Record<string, ErrorKind> = {
-  denied: 'approval-denied',
-  expired: 'approval-expired',
-  withdrawn: 'approval-expired',
-  pending: 'approval-pending',
-};
-
-/** The refusal of an approval that did not end `approved` (or ended so without a grant). */
-export function approvalRefusal(approval: Approval): Refusal {
-  const why = approval.response_reason ? `: ${approval.response_reason}` : '';
-  return {
-    kind: APPROVAL_REFUSALS[approval.status] ?? 'grant-invalid',
-    message: `approval ${approval.id} was ${approval.status}${why}`,
-    approval_id: approval.id,
-    call_id: approval.call_id,
-  };
-}
-
-/** A thrown value as a refusal: a CallgateError's own body, anything else `fallback`. */
-export function refusalOf(error: unknown, fallback: ErrorKind = 'gate-unavailable'): Refusal {
-  if (isCallgateError(error)) return error.toBody().error;
-  const message = error instanceof Error ? error.message : String(error);
-  return {
-    kind: fallback,
-    message: fallback === 'gate-unavailable' ? `callgate could not be reached: ${message}` : message,
-  };
-}
-
-/** JSON text of a value with object keys sorted, for comparing arguments by value. */
-function sortedJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item) =>
-    item && typeof item === 'object' && !Array.isArray(item)
-      ? Object.fromEntries(
-          Object.keys(item as object)
-            .sort()
-            .map((key) => [key, (item as Record<string, unknown>)[key]]),
-        )
-      : item,
-  );
-}
-
-/**
- * True when `given` (what a framework is about to run) is the call callgate decided on:
- * every decided argument has the same value, and `given` has no other arguments but those the
- * policy scrubbed (top-level keys callgate removed, which never reach the tool).
- */
-export function sameArguments(decided: Record<string, unknown>, given: unknown): boolean {
-  if (given === null || typeof given !== 'object' || Array.isArray(given))
-    return Object.keys(decided).length === 0;
-  const input = given as Record<string, unknown>;
-  return Object.keys(decided).every(
-    (key) => key in input && sortedJson(decided[key]) === sortedJson(input[key]),
-  );
-}
-
-/**
- * The arguments a cleared call runs with: a reviewer's edit the policy allowed, or else the
- * framework's own input (values it may have parsed its own way) without the arguments callgate
- * scrubbed. Undefined when the input is not the call callgate decided: it must not run.
- */
-export function runArguments(call: GovernedCall, input: unknown): Record<string, unknown> | undefined {
-  const decided = call.arguments ?? call.verdict?.arguments ?? {};
-  if (call.edited) return structuredClone(decided);
-  if (!sameArguments(decided, input)) return undefined;
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) return {};
-  return Object.fromEntries(Object.entries(input).filter(([key]) => key in decided));
-}
+export { runArguments, sameArguments } from './call-arguments.js';
+export type { Refusal } from './call-refusals.js';
+export { approvalRefusal, refusalOf, refusalText } from './call-refusals.js';
 
 /** One call the adapter is tracking. */
 export interface GovernedCall {
