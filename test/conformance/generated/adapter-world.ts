@@ -20,7 +20,6 @@ import {
   GENERATED_TOOLS,
   type GeneratedCall,
   type GeneratedRun,
-  type ModelCall,
   modelSteps,
   type ReviewerAct,
   resultOf,
