@@ -22,6 +22,7 @@ from haystack_integrations.common.callgate.errors import CallgateError, Conflict
 from haystack_integrations.common.callgate.specs import gateway_url_of, tool_spec
 from haystack_integrations.common.callgate.wire import Verdict
 
+from .injected import injected_values
 from .recorder import RunRecorder
 from .reports import refused_report
 from .runs import RunContext
@@ -87,10 +88,14 @@ class DecisionsRequests:
         content = {"role": "assistant", "content": message_content(message)} if message is not None else None
         wired = wire_calls(calls)
         if tools is not None:
+            state = context.state_ref() if context.state_ref is not None else None
             for call, original in zip(wired, calls, strict=True):
                 tool = tools.get(original.tool_name)
                 if tool is not None and gateway_url_of(tool) is None:
                     call["consume"] = True  # runs here, right after: spend its grant with the decision
+                    injected = injected_values(tool, original.arguments, state)
+                    if injected:
+                        call["injected"] = injected  # what Haystack adds: recorded beside the model's
         return {
             "run_id": context.run_id or "",
             "calls": wired,
