@@ -29,6 +29,9 @@ import {
 
 export type { ModelCall } from './runs.js';
 
+/** How many runs one engine of a pass serves before a fresh one takes over. */
+const ENGINE_RUNS = 250;
+
 /** The position a tool's arguments name (`note-3`, `acme-3`, `/data/3` → 3), or -1. */
 export function indexOfArguments(args: unknown): number {
   const values = args && typeof args === 'object' ? Object.values(args as object) : [];
@@ -47,8 +50,20 @@ export function indexOfArguments(args: unknown): number {
 export async function adapterWorld(name: string) {
   const origin = `generated.local/${name}`;
   const signer = logSignerFromPrivateKey(origin, generateEd25519KeyPair().privateKey);
-  const store = new MemoryStore();
-  const ledger = await Ledger.open(store, { signer, origin });
+  // A fresh engine every ENGINE_RUNS runs: a long pass would otherwise grow one MemoryStore
+  // without bound and slow every later run.
+  const open = async () => {
+    const store = new MemoryStore();
+    const ledger = await Ledger.open(store, { signer, origin });
+    const engine = new Engine({
+      store,
+      ledger,
+      policy: loadPolicy(GENERATED_POLICY, { source: 'generated.yaml' }),
+      tools: GENERATED_TOOLS,
+      approvalPorts: [port],
+    });
+    return { store, engine, local: localGovernor(engine) };
+  };
   // What the reviewer of each approval of the run being played does, by call id (runs are played
   // one at a time).
   let reviewers = new Map<string, ReviewerAct>();
@@ -60,21 +75,21 @@ export async function adapterWorld(name: string) {
       return { approved: true, reviewer: 'eve', arguments: { ...(approval.arguments as object), amount: 1 } };
     return undefined; // none / late: nobody answers in time
   });
-  const engine = new Engine({
-    store,
-    ledger,
-    policy: loadPolicy(GENERATED_POLICY, { source: 'generated.yaml' }),
-    tools: GENERATED_TOOLS,
-    approvalPorts: [port],
-  });
-  const local = localGovernor(engine);
+  let current = await open();
+  let played = 0;
   // The run the framework started last (a framework that fails its invocation does not say).
   let lastRunId = '';
-  const governor: Governor = Object.assign(Object.create(local) as Governor, {
-    startRun: async (...start: Parameters<Governor['startRun']>) => {
-      const started = await local.startRun(...start);
-      lastRunId = started.run_id;
-      return started;
+  // The governor of the current engine, noting each run it starts.
+  const governor = new Proxy({} as Governor, {
+    get(_target, name) {
+      if (name === 'startRun')
+        return async (...start: Parameters<Governor['startRun']>) => {
+          const started = await current.local.startRun(...start);
+          lastRunId = started.run_id;
+          return started;
+        };
+      const value = (current.local as unknown as Record<string | symbol, unknown>)[name];
+      return typeof value === 'function' ? value.bind(current.local) : value;
     },
   });
 
@@ -124,6 +139,7 @@ export async function adapterWorld(name: string) {
         tally?: Tally,
         options: { failed?: boolean } = {},
       ): Promise<void> {
+        const { store, engine } = current;
         const records = await store.readRunRecords(runId);
         for (const record of records) {
           if (record.type !== 'approval-request') continue;
@@ -144,18 +160,21 @@ export async function adapterWorld(name: string) {
         // per call.
         const steps = options.failed ? run.steps.slice(0, results.length) : run.steps;
         checkRun({ steps, results, sideEffects, bundle, publicKey: signer.verifierKey }, tally);
+        if (++played % ENGINE_RUNS === 0) {
+          await current.engine.close();
+          current = await open();
+        }
       },
     };
   }
 
   return {
-    engine,
     governor,
     /** The id of the run the framework started last. */
     lastRunId: () => lastRunId,
     runState,
     async close() {
-      await engine.close();
+      await current.engine.close();
     },
   };
 }
