@@ -53,7 +53,8 @@ def test_a_run_the_confirmation_strategy_starts_ends_with_its_agent_run(live: Li
     agent.run([user("go")], hook_context=context)
     gc.collect()
     assert counter.names() == ["read_note"]
-    assert "callgate_run" not in context  # a later agent run with this context decides into a new run
+    # The run stays readable in the context, ended: a later agent run with it starts a new one.
+    assert context["callgate_run"].run_id == seen[0] and not context["callgate_run"].open
     ends = _ended(live, seen[0])
     assert [end["status"] for end in ends] == ["completed"]
     strategy.close()

@@ -166,7 +166,7 @@ class CallgateConfirmationStrategy:
         if isinstance(given, str):
             return given
         current = context.get(RUN_CONTEXT_KEY)
-        return current.run_id if isinstance(current, _StrategyRun) else None
+        return current.run_id if isinstance(current, _StrategyRun) and current.open else None
 
     def _remember_run(self, context: dict[str, Any] | None, run_id: str) -> str:
         """Keeps a new run in ``context`` (or the run already there, when another call won the race)."""

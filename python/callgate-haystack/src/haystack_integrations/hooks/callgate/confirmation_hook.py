@@ -82,7 +82,7 @@ class CallgateConfirmationHook(ConfirmationHook):
         context = state.data.get("hook_context")
         run = context.get(RUN_CONTEXT_KEY) if isinstance(context, dict) else None
         if isinstance(run, _StrategyRun):
-            run.end_with(state, context)
+            run.end_with(state)
 
     def run(self, state: State) -> None:
         """Records calls to unknown tools, then confirms the step as Haystack's hook does."""

@@ -18,26 +18,25 @@ class _StrategyRun:
 
     def __init__(self, run_id: str, end: Any) -> None:
         self.run_id = run_id
+        self._kept_open = False
         self._finalizer = weakref.finalize(self, end, run_id)
 
     def keep_open(self) -> None:
         """A call of the run waits for an approval: the run is not ended with its agent run."""
+        self._kept_open = True
         self._finalizer.detach()
 
-    def end_with(self, state: Any, context: dict[str, Any]) -> None:
+    @property
+    def open(self) -> bool:
+        """False once the run was ended: an agent run given this ``hook_context`` then starts a new one."""
+        return self._kept_open or self._finalizer.alive
+
+    def end_with(self, state: Any) -> None:
         """
         Ends the run when ``state`` (the agent run's ``State``) is dropped, when the agent run is
-        over, and takes it out of ``context`` (its ``hook_context``): an agent run given the same
-        ``hook_context`` later decides into a new run.
+        over; the run stays in its ``hook_context`` (its id readable), no longer :attr:`open`.
         """
-        weakref.finalize(state, self._end_in, context)
-
-    def _end_in(self, context: dict[str, Any]) -> None:
-        if not self._finalizer.alive:
-            return  # kept open (a call waits for an approval) or already ended
-        if context.get(RUN_CONTEXT_KEY) is self:
-            context.pop(RUN_CONTEXT_KEY, None)
-        self._finalizer()
+        weakref.finalize(state, self._finalizer)
 
     def end(self) -> None:
         """Ends the run now (once; nothing when it is kept open or already ended)."""
