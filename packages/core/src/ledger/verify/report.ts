@@ -26,6 +26,7 @@ export const VERIFY_CHECKS = [
   'call-end',
   'grant',
   'witness',
+  'effective-arguments',
 ] as const;
 /** One check of {@link VERIFY_CHECKS}. */
 export type VerifyCheck = (typeof VERIFY_CHECKS)[number];
