@@ -9,6 +9,12 @@ chat-generator call to the next; the first step of each run is left out (it incl
 registration, which the peer does before ``Agent.run``). Per-call overhead = (median step with a
 hook − median step without) ÷ calls per step; ratio = callgate's overhead ÷ the peer's.
 
+CPU per call: the benchmark's own process (the agent, Haystack and the hook's client side) plus
+the system's server process (``callgate serve`` / the tracekit signer, read from ``/proc``,
+Linux only) over every call of the runs, less the agent's own CPU per call without a hook. Wall
+times on a loaded machine are mostly waiting for a core; CPU time is what load inflates least,
+so its ratio is printed beside the wall one.
+
 Durability: ``default`` is callgate ``--synchronous NORMAL`` against tracekit ``ack-on-write``;
 ``strongest`` is ``--synchronous FULL`` against ``ack-on-fsync``. Rounds interleave every
 configuration, so load hits all alike; the load average (1 min) is printed beside each round.
@@ -157,6 +163,26 @@ class Callgate:
         self.server.close()
 
 
+def process_cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of process ``pid`` (``/proc/<pid>/stat``); 0 without one or where unreadable."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(run: Any, width: int, pid: int | None, cpu: dict[str, float]) -> list[float]:
+    """Runs ``run(width)``, adding this process's and process ``pid``'s CPU seconds and the calls made to ``cpu``."""
+    here, there = time.process_time(), process_cpu_seconds(pid)
+    steps = run(width)
+    cpu["seconds"] = cpu.get("seconds", 0.0) + time.process_time() - here + process_cpu_seconds(pid) - there
+    cpu["calls"] = cpu.get("calls", 0.0) + STEPS * width
+    return steps
+
+
 def plain_run(width: int) -> list[float]:
     generator = Steps(width)
     agent = Agent(chat_generator=generator, tools=[create_tool_from_function(lookup)], max_agent_steps=STEPS + 2)
@@ -183,6 +209,7 @@ def main() -> int:
     for name, (synchronous, durability) in durabilities.items():
         systems[name] = {"callgate": Callgate(synchronous), "peer": Peer(durability)}
     times: dict[tuple[str, str, str], list[float]] = {}
+    cpu: dict[tuple[str, str, str], dict[str, float]] = {}
     loads: list[float] = []
     try:
         for name in durabilities:  # warm-up: connections, tool specs, imports
@@ -198,11 +225,14 @@ def main() -> int:
                 for shape, width in widths.items():
                     for _ in range(options.runs):
                         # interleaved run by run: none, callgate, peer
-                        times.setdefault((name, shape, "none"), []).extend(plain_run(width))
-                        times.setdefault((name, shape, "callgate"), []).extend(
-                            systems[name]["callgate"].agent_run(width)
-                        )
-                        times.setdefault((name, shape, "peer"), []).extend(systems[name]["peer"].agent_run(width))
+                        ours, theirs = systems[name]["callgate"], systems[name]["peer"]
+                        for system, run, pid in (
+                            ("none", plain_run, None),
+                            ("callgate", ours.agent_run, ours.server.process.pid if ours.server.process else None),
+                            ("peer", theirs.agent_run, theirs.process.pid),
+                        ):
+                            key = (name, shape, system)
+                            times.setdefault(key, []).extend(timed(run, width, pid, cpu.setdefault(key, {})))
     finally:
         for pair in systems.values():
             for system in pair.values():
@@ -213,21 +243,37 @@ def main() -> int:
         f"\nper allowed call, overhead over no hook (median step − median step without, ÷ calls per step), "
         f"{options.rounds} interleaved rounds, load {min(loads):.2f}–{max(loads):.2f}"
     )
-    print(f"{'durability':11}{'shape':10}{'none ms/step':>14}{'callgate ms':>13}{'peer ms':>10}{'ratio':>8}")
+    print(
+        f"{'durability':11}{'shape':10}{'none ms/step':>14}{'callgate ms':>13}{'peer ms':>10}{'ratio':>8}"
+        f"{'callgate cpu':>14}{'peer cpu':>10}{'cpu ratio':>11}"
+    )
     for name in durabilities:
         for shape, width in widths.items():
             base = statistics.median(times[(name, shape, "none")])
             ours = (statistics.median(times[(name, shape, "callgate")]) - base) / width
             theirs = (statistics.median(times[(name, shape, "peer")]) - base) / width
             ratio = ours / theirs if theirs > 0 else float("nan")
+
+            def cpu_ms(system: str, name: str = name, shape: str = shape) -> float:
+                used = cpu[(name, shape, system)]
+                return used["seconds"] * 1000.0 / used["calls"]
+
+            ours_cpu, theirs_cpu = cpu_ms("callgate") - cpu_ms("none"), cpu_ms("peer") - cpu_ms("none")
+            cpu_ratio = ours_cpu / theirs_cpu if theirs_cpu > 0 else float("nan")
             results[f"{name}/{shape}"] = {
                 "none_step_ms": round(base, 4),
                 "callgate_per_call_ms": round(ours, 4),
                 "peer_per_call_ms": round(theirs, 4),
                 "ratio": round(ratio, 3),
+                "callgate_cpu_per_call_ms": round(ours_cpu, 4),
+                "peer_cpu_per_call_ms": round(theirs_cpu, 4),
+                "cpu_ratio": round(cpu_ratio, 3),
                 "steps_measured": len(times[(name, shape, "callgate")]),
             }
-            print(f"{name:11}{shape:10}{base:>14.3f}{ours:>13.3f}{theirs:>10.3f}{ratio:>8.2f}")
+            print(
+                f"{name:11}{shape:10}{base:>14.3f}{ours:>13.3f}{theirs:>10.3f}{ratio:>8.2f}"
+                f"{ours_cpu:>14.3f}{theirs_cpu:>10.3f}{cpu_ratio:>11.2f}"
+            )
     print("targets (DESIGN §7): ratio ≤ 0.2 default, ≤ 0.3 strongest, single and parallel")
     if options.json:
         options.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

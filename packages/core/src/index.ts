@@ -56,6 +56,7 @@ export type { RegisteredTool } from './gate/registry.js';
 export { ToolRegistry, validateArguments } from './gate/registry.js';
 export type { ApprovalAnswerer } from './gate/reviewer.js';
 export { localReviewer } from './gate/reviewer.js';
+export type { StepOutcome } from './gate/step-outcomes.js';
 export type { Commitment } from './json/canonical.js';
 export { canonicalJson, commit, commitCanonical, digestOf, opens } from './json/canonical.js';
 export type { NormalizedMarker, NormalizeReason, Recordable } from './json/normalize.js';

@@ -11,6 +11,11 @@ measurements:
 - inside the hook: the time spent in the hook's before_tool and after_tool for each call (the
   decision request, waiting for the previous outcome to be sent, message rewriting).
 
+Beside the wall times, CPU time per tool call: this process's (the agent, Haystack and the hook's
+client side) with and without the hook, and the server process's (read from ``/proc``, Linux
+only). CPU time is what a loaded machine inflates least, so it shows where the time goes when the
+wall times are dominated by waiting for a core.
+
 With ``--model-ms N`` the scripted model takes N ms per reply, as a real one takes far longer:
 the hook's outcome records, sent in the background, then overlap the model's time instead of
 adding to the step (with 0, the default, every request is on the step's path: the worst case).
@@ -113,6 +118,23 @@ def run(agent: Agent, runs: int) -> None:
         agent.run([ChatMessage.from_user("go")])
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (``/proc/<pid>/stat``), None where unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_call(started: tuple[float, float | None], pid: int, calls: int) -> dict[str, float | None]:
+    """CPU ms per call of this process and of the server since ``started`` (their CPU seconds then)."""
+    here = (time.process_time() - started[0]) * 1000.0 / calls
+    server_now = process_cpu_seconds(pid)
+    server = None if server_now is None or started[1] is None else (server_now - started[1]) * 1000.0 / calls
+    return {"client_ms": round(here, 4), "server_ms": None if server is None else round(server, 4)}
+
+
 def measure(server: CallgateServer, key: str, calls: int, model_ms: float = 0.0) -> dict[str, Any]:
     runs = max(1, calls // STEPS)
     tool = create_tool_from_function(lookup)
@@ -123,7 +145,10 @@ def measure(server: CallgateServer, key: str, calls: int, model_ms: float = 0.0)
     plain_generator.stamps.clear()
     plain_generator.count = 0
     gc.collect()
+    pid = server.process.pid if server.process is not None else -1
+    started = (time.process_time(), process_cpu_seconds(pid))
     run(plain, runs)
+    plain_cpu = cpu_per_call(started, pid, runs * STEPS)
     without = step_times(plain_generator)
 
     hook = CallgateHook(url=server.url, api_key=Secret.from_token(key))
@@ -142,7 +167,9 @@ def measure(server: CallgateServer, key: str, calls: int, model_ms: float = 0.0)
     timed_before.spent.clear()
     timed_after.spent.clear()
     gc.collect()
+    started = (time.process_time(), process_cpu_seconds(pid))
     run(gated, runs)
+    gated_cpu = cpu_per_call(started, pid, runs * STEPS)
     hook.close()
     with_hook = step_times(gated_generator)
     inside = [(b + a) * 1000.0 for b, a in zip(timed_before.spent, timed_after.spent, strict=False)]
@@ -160,6 +187,7 @@ def measure(server: CallgateServer, key: str, calls: int, model_ms: float = 0.0)
         "without_hook": summary(without),
         "with_hook": summary(with_hook),
         "inside_hook": summary(inside),
+        "cpu_per_call": {"without_hook": plain_cpu, "with_hook": gated_cpu},
     }
     result["overhead"] = {
         "p50_ms": round(result["with_hook"]["p50_ms"] - result["without_hook"]["p50_ms"], 4),
@@ -220,6 +248,11 @@ def main() -> int:
         print(f"{label:24}{figures['p50_ms']:>10.3f}{figures['p99_ms']:>10.3f}{figures['mean_ms']:>10.3f}")
     print(f"{'overhead (difference)':24}{result['overhead']['p50_ms']:>10.3f}{result['overhead']['p99_ms']:>10.3f}")
     print("target (DESIGN §7): hook overhead p50 ≤ 1 ms")
+    cpu = result["cpu_per_call"]
+    print(
+        f"CPU per call: agent process {cpu['without_hook']['client_ms']:.3f} ms without the hook, "
+        f"{cpu['with_hook']['client_ms']:.3f} ms with it; server {cpu['with_hook']['server_ms']} ms"
+    )
     print("the server's answer time for the one request per allowed call (decide with consume, carrying the")
     print("previous call's outcome):")
     for name, figures in result["requests"].items():

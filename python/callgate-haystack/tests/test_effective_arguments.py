@@ -48,17 +48,18 @@ def test_values_from_state_are_recorded_beside_the_model_arguments(live: Live, s
     hook = CallgateHook(url=live.url, api_key=secret(live.agent_key))
     agent = Agent(
         chat_generator=ScriptedChatGenerator(
-            [calls(("read_note", {"name": "a"}, "ea-1"), ("write_note", {"name": "b"}, "ea-2")), "done"]
+            [calls(("read_tenant_note", {"name": "a"}, "ea-1"), ("write_tenant_note", {"name": "b"}, "ea-2")), "done"]
         ),
-        tools=[tool("read_note", read_note), tool("write_note", write_note)],
+        tools=[tool("read_tenant_note", read_note), tool("write_tenant_note", write_note)],
         state_schema={"tenant": {"type": str}},
         hooks=hook.hooks(),
     )
     context: dict[str, Any] = {"test": True}
-    with Reviewer(live.reviewer(), {"write_note": "approve"}) as reviewer:
+    with Reviewer(live.reviewer(), {"write_tenant_note": "approve"}) as reviewer:
         agent.run([user("go")], hook_context=context, tenant="acme")
     hook.close()
     assert ran == [{"name": "a", "tenant": "acme"}, {"name": "b", "tenant": "acme", "wrote": True}]
+    # (Tool names of their own: the server keeps the first spec it is sent for a name.)
     # The reviewer saw which value Haystack adds, apart from the model's arguments.
     [asked] = reviewer.answered
     assert asked["arguments"] == {"name": "b"}

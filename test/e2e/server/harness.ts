@@ -69,6 +69,8 @@ export interface ServerProcess {
   signal(signal: NodeJS.Signals): void;
   /** SIGTERM, then waits for a clean exit (SIGKILL after `timeoutMs`). Resolves with the exit code. */
   stop(timeoutMs?: number): Promise<number | null>;
+  /** Resolves with the exit code once the server (its watchdog) exited, by any cause; the folder stays. */
+  exited: Promise<number | null>;
 }
 
 /** Runs `callgate ARGS` to completion (without blocking this process): its exit code and output. */
@@ -112,17 +114,21 @@ export async function startCallgate(options: {
   arguments?: string[];
   /** Extra environment variables of the server process. */
   env?: Record<string, string>;
+  /** Start again on this stopped (or crashed) server's folder, data and keys. */
+  again?: ServerProcess;
 }): Promise<ServerProcess> {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npm run build)`);
-  const dir = await mkdtemp(join(tmpdir(), 'callgate-e2e-server-'));
+  const dir = options.again?.dir ?? (await mkdtemp(join(tmpdir(), 'callgate-e2e-server-')));
   const dataDir = join(dir, 'data');
-  await writeFile(join(dir, 'policy.yaml'), options.policy ?? POLICY_YAML);
-  await writeFile(
-    join(dir, 'callgate.yaml'),
-    `policy: policy.yaml\ndata: data\nhost: 127.0.0.1\nport: 0\n${options.config ?? TOOLS_YAML}`,
-  );
-  const keys: Record<string, string> = {};
-  for (const [name, role] of Object.entries(options.keys)) {
+  if (!options.again) {
+    await writeFile(join(dir, 'policy.yaml'), options.policy ?? POLICY_YAML);
+    await writeFile(
+      join(dir, 'callgate.yaml'),
+      `policy: policy.yaml\ndata: data\nhost: 127.0.0.1\nport: 0\n${options.config ?? TOOLS_YAML}`,
+    );
+  }
+  const keys: Record<string, string> = { ...options.again?.keys };
+  for (const [name, role] of Object.entries(options.again ? {} : options.keys)) {
     const printed = await callgate(['keys', 'create', '--role', role, '--name', name, '--data', dataDir]);
     const key = /\b(cg_[A-Za-z0-9_-]{43})\b/.exec(printed)?.[1];
     if (!key) throw new Error(`no key in: ${printed}`);
@@ -170,6 +176,7 @@ export async function startCallgate(options: {
     dataDir,
     keys,
     output: () => output,
+    exited,
     signal: (signal) => {
       child.kill(signal);
     },

@@ -8,6 +8,7 @@ import type { ApprovalChannel } from './approval-channel.js';
 import type { ModelMessage } from './decide.js';
 import type { GuardrailOptions } from './guardrails.js';
 import type { Logger } from './logger.js';
+import type { CallOutcomeReport } from './outcomes.js';
 
 /** Options of {@link Engine}. */
 export interface EngineOptions {
@@ -60,4 +61,9 @@ export interface DecideOptions {
    * `issueGrants` for those calls; their verdicts say `grant_consumed: true`.
    */
   consumeGrants?: boolean | readonly boolean[];
+  /**
+   * Outcomes of the run's earlier calls not recorded yet (the previous step's), recorded in
+   * order before the decisions and committed together with them: see `Engine.decideStep`.
+   */
+  outcomes?: readonly CallOutcomeReport[];
 }

@@ -31,6 +31,7 @@ import { ToolRegistry } from './registry.js';
 import { type ExchangeReport, recordExchange, recordMessage } from './run-records.js';
 import { RunStates } from './run-state.js';
 import { writeStepGrants } from './step-grants.js';
+import { beginOutcomes, type StepOutcome } from './step-outcomes.js';
 
 export type { DecideOptions, EngineOptions, RunStart } from './engine-options.js';
 export { bindingOf } from './step-grants.js';
@@ -177,16 +178,37 @@ export class Engine {
     calls: readonly ToolCall[],
     options: DecideOptions = {},
   ): Promise<CallVerdict[]> {
+    return (await this.decideStep(runId, calls, options)).verdicts;
+  }
+
+  /**
+   * {@link decide}, first recording `options.outcomes` (the previous step's, in order, each with
+   * every check of {@link recordOutcome}) in the same commit as the decisions: one durable write
+   * per step (one fsync under `synchronous=FULL`). Returns the verdicts and what became of each
+   * outcome, in order (see {@link beginOutcomes}); everything is durable when it resolves.
+   *
+   * @throws CallgateError as {@link decide}; or the failure to record an outcome (nothing is
+   *   decided then).
+   */
+  async decideStep(
+    runId: string,
+    calls: readonly ToolCall[],
+    options: DecideOptions = {},
+  ): Promise<{ verdicts: CallVerdict[]; outcomes: StepOutcome[] }> {
     const state = await this.#active(runId);
+    await this.restoreTools();
+    await this.#rememberPolicy(this.#policy);
+    const carried = options.outcomes?.length
+      ? await beginOutcomes(this.#context, state, options.outcomes)
+      : { settled: [], written: Promise.resolve() };
     const lost = this.#context.unrecordable.get(runId);
     if (lost !== undefined) {
+      await carried.written.catch(() => undefined);
       throw new CallgateError(
         'gate-unavailable',
         `run ${runId} can no longer be recorded (${lost}): callgate refuses its calls rather than run them unrecorded`,
       );
     }
-    await this.restoreTools();
-    await this.#rememberPolicy(this.#policy);
     const consume = options.consumeGrants;
     const consumes = (index: number) => (Array.isArray(consume) ? consume[index] === true : consume === true);
     const ttlMs = this.#policy.approval.ttlMs;
@@ -207,7 +229,8 @@ export class Engine {
           }
         : {}),
     });
-    return verdicts;
+    await carried.written;
+    return { verdicts, outcomes: carried.settled };
   }
 
   /**

@@ -44,6 +44,34 @@ export async function recordOutcome(
   state: RunState,
   report: CallOutcomeReport,
 ): Promise<Outcome> {
+  const begun = await beginOutcome(context, state, report);
+  await begun.written;
+  return begun.outcome;
+}
+
+/** An outcome checked and queued: what will be recorded, and the promise of its writes. */
+export interface BegunOutcome {
+  outcome: Outcome;
+  /**
+   * Resolves once the outcome's records are durable (the store's commit of the turn that queued
+   * them); rejects when they could not be written. Always awaited by whoever began it.
+   */
+  written: Promise<void>;
+}
+
+/**
+ * {@link recordOutcome} in two halves: checks the report (the same checks, the same errors; a
+ * contradicted grant claim is recorded as a `refusal` and awaited here), then marks the call
+ * ended in the run's state and queues its writes in the same synchronous stretch, without
+ * waiting for them. Writes queued by the caller right after (a step's decisions) join the same
+ * commit, after these records, so a step with the previous step's outcomes costs one durable
+ * write. Once this resolves, a second report for the call is a `conflict`.
+ */
+export async function beginOutcome(
+  context: GateContext,
+  state: RunState,
+  report: CallOutcomeReport,
+): Promise<BegunOutcome> {
   const call = state.attempt(report.call_id, report.attempt);
   if (!call) {
     throw new CallgateError(
@@ -54,7 +82,8 @@ export async function recordOutcome(
       },
     );
   }
-  if (call.outcome === 'denied' && report.outcome === 'denied') return 'denied';
+  if (call.outcome === 'denied' && report.outcome === 'denied')
+    return { outcome: 'denied', written: Promise.resolve() };
   if (call.outcome !== undefined) {
     throw new CallgateError('conflict', `call ${report.call_id} already ended (${call.outcome})`, {
       call_id: report.call_id,
@@ -150,8 +179,10 @@ export async function recordOutcome(
       writes.push(context.store.putIdempotencyKey(call.tool, call.idempotency_key, call.call_id));
     }
   }
-  await Promise.all(writes);
-  return outcome;
+  const written = Promise.all(writes).then(() => undefined);
+  // Awaited by the caller, possibly after other work: never an unhandled rejection meanwhile.
+  written.catch(() => undefined);
+  return { outcome, written };
 }
 
 /**
@@ -159,31 +190,32 @@ export async function recordOutcome(
  * whose outcome never arrived. Returns how many were recorded.
  */
 export async function closeOpenCalls(context: GateContext, state: RunState): Promise<number> {
-  let count = 0;
-  for (const call of state.attempts.values()) {
-    if (call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') continue;
-    const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
-    if (approval && approval.status !== 'approved') {
-      const kind =
-        approval.status === 'denied'
-          ? 'approval-denied'
-          : approval.status === 'pending'
-            ? 'approval-pending'
-            : 'approval-expired';
-      await recordOutcome(context, state, {
-        call_id: call.call_id,
-        attempt: call.attempt,
-        outcome: 'denied',
-        error_kind: kind,
-      });
-    } else {
-      await recordOutcome(context, state, {
-        call_id: call.call_id,
-        attempt: call.attempt,
-        outcome: 'decided-not-completed',
-      });
+  // Queued, then awaited together: the run's open calls share a commit (an approval read between
+  // them commits what was queued before it).
+  const written: Promise<void>[] = [];
+  try {
+    for (const call of state.attempts.values()) {
+      if (call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') continue;
+      const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
+      const report: CallOutcomeReport =
+        approval && approval.status !== 'approved'
+          ? {
+              call_id: call.call_id,
+              attempt: call.attempt,
+              outcome: 'denied',
+              error_kind:
+                approval.status === 'denied'
+                  ? 'approval-denied'
+                  : approval.status === 'pending'
+                    ? 'approval-pending'
+                    : 'approval-expired',
+            }
+          : { call_id: call.call_id, attempt: call.attempt, outcome: 'decided-not-completed' };
+      written.push((await beginOutcome(context, state, report)).written);
     }
-    count++;
+  } finally {
+    await Promise.allSettled(written);
   }
-  return count;
+  await Promise.all(written);
+  return written.length;
 }

@@ -60,12 +60,15 @@ export class RunState {
    * else the latest.
    */
   attemptFor(callId: string, argumentsDigest: string): CallRow | undefined {
-    let found: CallRow | undefined;
-    for (const call of this.attempts.values()) {
-      if (call.call_id === callId && call.outcome === undefined && call.arguments_digest === argumentsDigest)
-        found = found && found.attempt < call.attempt ? found : call;
+    const latest = this.calls.get(callId);
+    if (latest === undefined) return undefined;
+    // The call's own attempts only (numbered up to the latest), oldest first: no scan of the
+    // whole run, whose length would make each consume cost more than the last.
+    for (let attempt = 1; attempt <= latest.attempt; attempt++) {
+      const call = this.attempts.get(`${callId}\u0000${attempt}`);
+      if (call && call.outcome === undefined && call.arguments_digest === argumentsDigest) return call;
     }
-    return found ?? this.calls.get(callId);
+    return latest;
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Engine, Logger } from '@callgate/core';
+import type { Engine, Logger, StepOutcome } from '@callgate/core';
 import type { Outcome } from '@callgate/protocol';
 import type { z } from 'zod';
 import { errorResponseOf } from '../http/errors.js';
@@ -54,4 +54,17 @@ export async function recordOutcomes(
     start = end;
   }
   return results;
+}
+
+/**
+ * What became of each outcome a decisions request carried (`Engine.decideStep`), as the wire
+ * says it: `{ call_id, outcome }` when recorded, `{ call_id, error: { kind, message } }` when
+ * refused for what it said.
+ */
+export function stepOutcomeResults(outcomes: readonly StepOutcome[], logger: Logger): OutcomeResult[] {
+  return outcomes.map((item) =>
+    'error' in item
+      ? { call_id: item.call_id, error: errorResponseOf(item.error, logger).body.error }
+      : { call_id: item.call_id, outcome: item.outcome },
+  );
 }

@@ -16,7 +16,7 @@ import {
 } from '../http/schemas.js';
 import type { ServerContext } from '../server-context.js';
 import { defineRoute, type Route } from './define.js';
-import { recordOutcomes } from './outcome-batch.js';
+import { recordOutcomes, stepOutcomeResults } from './outcome-batch.js';
 
 /**
  * `spec` as an agent key may register it: without the claims policy decisions rest on. Its
@@ -188,20 +188,23 @@ export function runRoutes(server: ServerContext): Route[] {
           await engine.restoreTools();
           await engine.rememberTools(registerTools(server, key, body.tools));
         }
-        const outcomes = body.outcomes
-          ? await recordOutcomes(engine, run.run_id, body.outcomes, server.logger)
-          : undefined;
         const consume = body.calls.map((call) => call.consume ?? body.consume ?? false);
-        const verdicts = await engine.decide(
+        // The carried outcomes and the decisions (with their grants) share one commit.
+        const step = await engine.decideStep(
           run.run_id,
           body.calls.map(({ consume: _, ...call }) => ({ ...call, arguments: call.arguments })),
           {
             ...(body.message ? { message: body.message } : {}),
             issueGrants: true,
             ...(consume.some(Boolean) ? { consumeGrants: consume } : {}),
+            ...(body.outcomes ? { outcomes: body.outcomes } : {}),
           },
         );
-        return { run_id: run.run_id, verdicts, ...(outcomes ? { outcomes } : {}) };
+        return {
+          run_id: run.run_id,
+          verdicts: step.verdicts,
+          ...(body.outcomes ? { outcomes: stepOutcomeResults(step.outcomes, server.logger) } : {}),
+        };
       },
     }),
     defineRoute({

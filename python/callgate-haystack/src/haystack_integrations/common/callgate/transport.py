@@ -1,12 +1,6 @@
 """
-Keep-alive HTTP/1.1 connections for the synchronous client, on the standard library's
-``http.client``.
-
-Measured side by side against httpx on the hook's one request per allowed call
-(``bench/http_clients.py``), a bare ``http.client`` connection answers in about half the time
-(httpx's request and response models, its transport layers and its per-request timeout objects
-cost about 0.3–0.7 ms per request on a small VM); nothing else in the client needs what httpx
-adds. The asynchronous client keeps httpx (it runs on asyncio itself, without a thread per call).
+Keep-alive HTTP/1.1 connections for the synchronous client, on sockets, framed and parsed by
+:mod:`.http1` (see there for why not ``http.client`` or httpx).
 
 - One idle connection is reused per request; a connection is taken by one thread at a time (a
   small pool, so one client serves many threads).
@@ -24,41 +18,83 @@ import select
 import socket
 import ssl
 import threading
-from urllib.parse import urlencode, urlsplit
 
+from .http1 import EXACTLY, LINE, Answer, Origin, answer_steps
 from .trace_context import trace_headers
 
 #: Errors that mean the server closed a reused keep-alive connection before reading the request.
-_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 
 #: Idle connections kept at most.
 MAX_IDLE = 8
 
 
-class Answer:
-    """A response: ``status`` (int), ``reason`` (str) and ``content`` (the body's bytes)."""
+class Connection:
+    """
+    A connection to ``host:port`` (TLS when ``ssl_context`` is given), opened at once with
+    ``TCP_NODELAY``.
 
-    __slots__ = ("content", "reason", "status")
+    :param timeout: Seconds to wait for the connection.
+    """
 
-    def __init__(self, status: int, reason: str, content: bytes) -> None:
-        self.status = status
-        self.reason = reason
-        self.content = content
+    __slots__ = ("_reader", "sock")
 
-    @property
-    def is_success(self) -> bool:
-        return 200 <= self.status < 300
+    def __init__(self, host: str, port: int, timeout: float, ssl_context: ssl.SSLContext | None = None) -> None:
+        sock = socket.create_connection((host, port), timeout=timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if ssl_context is not None:
+                sock = ssl_context.wrap_socket(sock, server_hostname=host)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock: socket.socket | None = sock
+        self._reader = sock.makefile("rb")
 
+    def close(self) -> None:
+        """Closes the connection (again is harmless)."""
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            self._reader.close()
+            sock.close()
 
-def _closed_by_peer(connection: http.client.HTTPConnection) -> bool:
-    sock = connection.sock
-    if sock is None:
-        return True
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return True
-    return bool(readable)  # an idle keep-alive socket that reads as ready was closed (EOF) or is broken
+    def closed_by_peer(self) -> bool:
+        """True when the server closed this idle connection (it reads as ready: EOF) or it is broken."""
+        if self.sock is None:
+            return True
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
+
+    def exchange(self, head: bytes, body: bytes | None, timeout: float) -> Answer:
+        """
+        Sends one request (``head`` from :meth:`~.http1.Origin.head`, then ``body``) and reads its
+        whole answer.
+
+        :param timeout: Seconds to wait for each write or read.
+        """
+        sock = self.sock
+        if sock is None:
+            raise http.client.RemoteDisconnected("the connection is closed")
+        sock.settimeout(timeout)
+        sock.sendall(head + body if body else head)
+        reader = self._reader
+        steps = answer_steps()
+        kind, size = next(steps)
+        try:
+            while True:
+                if kind == LINE:
+                    data = reader.readline(size)
+                elif kind == EXACTLY:
+                    data = reader.read(size)
+                else:
+                    data = reader.read()
+                kind, size = steps.send(data)
+        except StopIteration as done:
+            answer: Answer = done.value
+            return answer
 
 
 class KeepAliveConnections:
@@ -68,48 +104,33 @@ class KeepAliveConnections:
     :param url: The base URL (``http://host:port`` or ``https://...``); a path in it prefixes every request.
     :param headers: Headers sent with every request.
     :param connect_timeout: Seconds to wait for a connection.
+    :raises ValueError: For a URL that is not http(s), or a header with a line break or NUL.
     """
 
     def __init__(self, url: str, headers: dict[str, str], connect_timeout: float) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
-            raise ValueError(f"callgate server URL {url!r}: the scheme must be http or https")
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname or "127.0.0.1"
-        self._port = parts.port or (443 if self._https else 80)
-        self._prefix = parts.path.rstrip("/")
-        self._headers = {**headers, "connection": "keep-alive"}
+        self._origin = Origin(url, headers)
         self._connect_timeout = connect_timeout
-        self._idle: list[http.client.HTTPConnection] = []
+        self._idle: list[Connection] = []
         self._lock = threading.Lock()
         self._ssl_context: ssl.SSLContext | None = None
 
-    def _new(self) -> http.client.HTTPConnection:
-        connection: http.client.HTTPConnection
-        if self._https:
-            if self._ssl_context is None:
-                self._ssl_context = ssl.create_default_context()
-            connection = http.client.HTTPSConnection(
-                self._host, self._port, timeout=self._connect_timeout, context=self._ssl_context
-            )
-        else:
-            connection = http.client.HTTPConnection(self._host, self._port, timeout=self._connect_timeout)
-        connection.connect()
-        if connection.sock is not None:
-            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return connection
+    def _new(self) -> Connection:
+        origin = self._origin
+        if origin.https and self._ssl_context is None:
+            self._ssl_context = ssl.create_default_context()
+        return Connection(origin.host, origin.port, self._connect_timeout, self._ssl_context if origin.https else None)
 
-    def _take(self) -> tuple[http.client.HTTPConnection, bool]:
+    def _take(self) -> tuple[Connection, bool]:
         while True:
             with self._lock:
                 connection = self._idle.pop() if self._idle else None
             if connection is None:
                 return self._new(), False
-            if not _closed_by_peer(connection):
+            if not connection.closed_by_peer():
                 return connection, True
             connection.close()
 
-    def _give_back(self, connection: http.client.HTTPConnection) -> None:
+    def _give_back(self, connection: Connection) -> None:
         with self._lock:
             if len(self._idle) < MAX_IDLE:
                 self._idle.append(connection)
@@ -131,19 +152,14 @@ class KeepAliveConnections:
         :param timeout: Seconds to wait for each read or write of the request and its answer.
         :raises OSError: When the server cannot be reached or the connection fails (``TimeoutError`` on a time-out).
         :raises http.client.HTTPException: When the answer is not HTTP.
+        :raises ValueError: For a path with a space or a control character.
         """
-        target = self._prefix + path + (f"?{urlencode(params)}" if params else "")
+        head = self._origin.head(method, path, params, content, trace_headers() or None)
         for attempt in (0, 1):
             connection, reused = self._take()
             try:
-                if connection.sock is not None:
-                    connection.sock.settimeout(timeout)
-                traced = trace_headers()
-                headers = {**self._headers, **traced} if traced else self._headers
-                connection.request(method, target, body=content, headers=headers)
-                response = connection.getresponse()
-                body = response.read()
-            except _STALE:
+                answer = connection.exchange(head, content, timeout)
+            except STALE:
                 connection.close()
                 if reused and attempt == 0:
                     continue
@@ -151,11 +167,11 @@ class KeepAliveConnections:
             except BaseException:
                 connection.close()
                 raise
-            if response.will_close:
+            if answer.will_close:
                 connection.close()
             else:
                 self._give_back(connection)
-            return Answer(response.status, response.reason, body)
+            return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:

@@ -22,7 +22,7 @@ from haystack_integrations.common.callgate.specs import gateway_url_of, tool_spe
 from haystack_integrations.common.callgate.wire import API_KEY_ENV_VAR, Verdict, encode_arguments
 from haystack_integrations.tools.mcp import MCPToolset
 
-from .confirmation_resume import note_pending, resume_decision
+from .confirmation_resume import note_pending, resume_decision, resumes
 from .step import error_text
 from .strategy_run import RUN_CONTEXT_KEY, _StrategyRun
 
@@ -300,7 +300,10 @@ class CallgateConfirmationStrategy:
             )
             if resumed is not None:
                 return resumed
-            verdict = client.decide(run_id, [call], tools=self._spec_for(tool_name))[0]
+            # A local tool runs right after an allow: its grant is consumed with the decision.
+            verdict = client.decide_step(
+                run_id, [call], tools=self._spec_for(tool_name), consume=self._consumes(tool_name)
+            ).verdicts[0]
             decision = self._decision(verdict, tool_name, tool_call_id)
             if decision is not None:
                 return decision
@@ -340,19 +343,17 @@ class CallgateConfirmationStrategy:
             run_id = self._existing_run_id(confirmation_strategy_context) or self._remember_run(
                 confirmation_strategy_context, str((await client.start_run(self.framework))["run_id"])
             )
-            resumed = await asyncio.to_thread(
-                resume_decision,
-                self,
-                self._sync_client(),
-                run_id,
-                confirmation_strategy_context,
-                tool_name,
-                tool_params,
-                tool_call_id,
-            )
+            resumed = None
+            if resumes(confirmation_strategy_context, tool_call_id):  # else no thread hop: nothing to resume
+                context, sync_client = confirmation_strategy_context, self._sync_client()
+                arguments = (self, sync_client, run_id, context, tool_name, tool_params, tool_call_id)
+                resumed = await asyncio.to_thread(resume_decision, *arguments)
             if resumed is not None:
                 return resumed
-            verdict = (await client.decide(run_id, [call], tools=self._spec_for(tool_name)))[0]
+            step = await client.decide_step(
+                run_id, [call], tools=self._spec_for(tool_name), consume=self._consumes(tool_name)
+            )
+            verdict = step.verdicts[0]
             decision = self._decision(verdict, tool_name, tool_call_id)
             if decision is not None:
                 return decision

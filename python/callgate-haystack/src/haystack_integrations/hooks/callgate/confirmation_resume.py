@@ -39,6 +39,11 @@ def note_pending(context: dict[str, Any] | None, run: Any, error: dict[str, Any]
         context.setdefault(PENDING_KEY, []).append(approval_id)
 
 
+def resumes(context: dict[str, Any] | None, tool_call_id: str | None) -> bool:
+    """Whether a call may take up a waiting call of a resumed run (else :func:`resume_decision` is None)."""
+    return context is not None and bool(tool_call_id) and isinstance(context.get(RESUME_RUN_KEY), str)
+
+
 def resume_decision(
     strategy: CallgateConfirmationStrategy,
     client: CallgateClient,
@@ -52,7 +57,7 @@ def resume_decision(
     The decision for a call that takes up a waiting call of a resumed run, or None when it does
     not (no such call, other tool or arguments): it is then decided as usual.
     """
-    if context is None or not tool_call_id or not isinstance(context.get(RESUME_RUN_KEY), str):
+    if context is None or not tool_call_id or not resumes(context, tool_call_id):
         return None
     waiting = context.get(WAITING_KEY)
     if not isinstance(waiting, dict):
