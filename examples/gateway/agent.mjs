@@ -40,6 +40,12 @@ function read(result) {
   return { text, kind };
 }
 
+/** One printed line per call: the tool, what callgate did (from the result, never assumed), a detail. */
+function report(tool, result, detail) {
+  const outcome = result.kind ? `refused  ${result.kind}` : 'allowed ';
+  console.log(`${tool.padEnd(16)} ${outcome} ${result.kind ? result.text.slice(0, 200) : detail}`);
+}
+
 /** The agent's steps; `approve(approvalId)` is called while the write waits, unless a person answers. */
 async function agent(url, key, onWaiting) {
   const client = new Client({ name: 'gateway-example', version: '1.0.0' });
@@ -57,13 +63,13 @@ async function agent(url, key, onWaiting) {
 
   const sandbox = join(here, 'sandbox');
   const listing = read(await client.callTool({ name: 'list_directory', arguments: { path: sandbox } }));
-  console.log(`list_directory   allowed  ${listing.text.split('\n').filter(Boolean).join(', ')}`);
+  report('list_directory', listing, listing.text.split('\n').filter(Boolean).join(', '));
   expect('list_directory is allowed', !listing.kind && listing.text.includes('notes.md'));
 
   const notes = read(
     await client.callTool({ name: 'read_text_file', arguments: { path: join(sandbox, 'notes.md') } }),
   );
-  console.log(`read_text_file   allowed  ${notes.text.split('\n')[0]}`);
+  report('read_text_file', notes, notes.text.split('\n')[0]);
   expect('read_text_file is allowed', !notes.kind && notes.text.startsWith('# Notes'));
 
   const moved = read(
@@ -72,7 +78,9 @@ async function agent(url, key, onWaiting) {
       arguments: { source: join(sandbox, 'todo.txt'), destination: join(sandbox, 'x.txt') },
     }),
   );
-  console.log(`move_file        refused  ${moved.kind} (not in the observe profile)`);
+  console.log(
+    `move_file        ${moved.kind ? `refused  ${moved.kind} (not in the observe profile)` : 'allowed  — it should have been refused'}`,
+  );
   expect(`move_file is refused as tool-not-found, got ${moved.kind}`, moved.kind === 'tool-not-found');
 
   const reply = join(sandbox, 'reply.md');
@@ -108,9 +116,14 @@ const { dataDir } = server;
 const replyPath = join(here, 'sandbox/reply.md');
 try {
   console.log(`callgate serving ${server.url} (data ${dataDir})`);
+  const readme = readFileSync(join(here, 'README.md'), 'utf8');
+  const tools = /upstreams {2}files connected, (\d+) tools/.exec(server.output())?.[1];
+  expect('the banner shows the upstream connected', tools !== undefined);
+  // The README shows this banner: its tool count must be the upstream's.
+  const documentedTools = /upstreams {2}files connected, (\d+) tools/.exec(readme)?.[1];
   expect(
-    'the banner shows the upstream connected',
-    /upstreams {2}files connected, \d+ tools/.test(server.output()),
+    `README.md's banner says ${documentedTools} tools, the upstream has ${tools}`,
+    documentedTools === tools,
   );
   let runId;
   const written = await agent(server.url, server.agentKey, async () => {
@@ -134,6 +147,10 @@ try {
   const verified = callgate(['verify', bundle, '--public-key', logKey, '--strict']).trim();
   console.log(`\ncallgate verify (key ${logKey}):\n  ${verified}`);
   expect(`the bundle verifies, got ${verified}`, verified.startsWith('OK:'));
+  // The README shows this run's output: its record count must be what a run really writes.
+  const documented = /OK: (\d+) records/.exec(readme)?.[1];
+  const recorded = /OK: (\d+) records/.exec(verified)?.[1];
+  expect(`README.md's sample says ${documented} records, the run wrote ${recorded}`, documented === recorded);
   console.log(`\ncallgate runs show ${runId}:\n${callgate(['runs', 'show', runId, '--data', dataDir])}`);
 } catch (error) {
   problems.push(String(error?.stack ?? error));

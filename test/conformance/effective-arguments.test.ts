@@ -66,13 +66,20 @@ describe('effective arguments', () => {
         call_id: 'c1',
         attempt: 1,
         tool: 'pay',
-        arguments_digest: digestOf({ to: 'acme', amount: 5000 }),
-        effective_digest: digestOf({ to: 'acme-from-state', amount: 5000 }),
         injected: ['to'],
       }),
     ]);
     const decision = records.find((record) => record.type === 'call-decision' && record.call_id === 'c1');
+    // Both digests are the gate's own, keyed alike in a version 2 record: the model's is the
+    // decision's, the effective one that of other arguments.
     expect(decision?.arguments_digest).toBe(effective[0]?.arguments_digest);
+    expect(effective[0]?.effective_arguments_digest).toMatch(/^(hmac-)?sha256:[0-9a-f]{64}$/);
+    expect(String(effective[0]?.effective_arguments_digest).split(':')[0]).toBe(
+      String(decision?.arguments_digest).split(':')[0],
+    );
+    expect(effective[0]?.effective_arguments_digest).not.toBe(effective[0]?.arguments_digest);
+    // The digest the caller was given is the gate's unkeyed one of the model's arguments.
+    expect(ask.arguments_digest).toBe(digestOf({ to: 'acme', amount: 5000 }));
     const report = verifyBundle(JSON.parse(JSON.stringify(bundle)), { publicKey, strict: true });
     expect(report.failures).toEqual([]);
     await engine.close();

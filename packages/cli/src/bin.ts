@@ -28,3 +28,7 @@ try {
     process.exitCode = 2;
   }
 }
+// A command has finished (`serve` and `witness serve` once stopped, having closed what they
+// opened). Should a library still hold a handle, end within a bounded time instead of waiting
+// for a second signal; the timer does not itself keep the process alive.
+setTimeout(() => process.exit(), 3_000).unref();

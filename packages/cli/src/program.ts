@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { registerApprovalsCommands } from './commands/approvals.js';
 import { runDemo } from './commands/demo.js';
 import { registerKeysCommands } from './commands/keys.js';
@@ -10,21 +10,14 @@ import { registerPolicyCommands } from './commands/policy.js';
 import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 import { registerWitnessCommands } from './commands/witness.js';
+import { folderPath, httpUrl, wholeNumber } from './options.js';
+import { CLI_VERSION } from './version.js';
 
 const EXIT_CODES = `
 Exit codes:
   0  success
   1  the command ran and found a failure (a check failed, a run was not found)
   2  bad usage or unreadable input`;
-
-function wholeNumber(minimum: number) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isSafeInteger(parsed) || parsed < minimum)
-      throw new InvalidArgumentError(`expected a whole number ≥ ${minimum}`);
-    return parsed;
-  };
-}
 
 /**
  * The `callgate` command. `setExitCode` receives each command's exit code; `print` writes a line
@@ -35,18 +28,24 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .description(
       'callgate: decide every tool call an agent makes, bind approvals to the exact call, prove it afterwards.',
     )
+    .version(CLI_VERSION, '-V, --version', 'print the version of callgate')
     .showHelpAfterError()
     .exitOverride()
     .addHelpText('after', EXIT_CODES);
   const dataOption = () =>
     new Option('--data <dir>', 'data folder (SQLite database and log key)')
       .env('CALLGATE_DATA')
-      .default('.callgate');
+      .default('.callgate')
+      .argParser(folderPath);
 
   program
     .command('demo')
     .description('run a scripted agent on real files, then export, verify and show its timeline')
-    .option('--dir <dir>', 'folder for the data and the sandbox (default: a new temporary folder)')
+    .option(
+      '--dir <dir>',
+      'folder for the data and the sandbox (default: a new temporary folder)',
+      folderPath,
+    )
     .option('--interactive', 'you answer the approvals at the terminal instead of the scripted reviewer')
     .addOption(
       new Option('--synchronous <mode>', 'SQLite durability').choices(['NORMAL', 'FULL']).default('NORMAL'),
@@ -56,13 +55,17 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
 
   program
     .command('export')
-    .description('write a run as a bundle (callgate-bundle/2; callgate-bundle/1 with --proofs)')
+    .description('write a run as a bundle (callgate-bundle/3; callgate-bundle/1 with --proofs)')
     .requiredOption('--run <id>', 'the run to export')
     .option('--out <file>', 'write to this file instead of standard output')
     .option('--openings', 'include the vault openings of the run’s commitments')
     .option('--proofs', 'one inclusion proof per record (callgate-bundle/1) instead of one batch proof')
+    .option(
+      '--reveal-run-keys',
+      'include the run’s key, so an auditor holding the arguments can check their keyed digests (implied by --openings)',
+    )
     .addOption(dataOption())
-    .option('--url <url>', 'export through this running server (GET /v1/runs/ID/bundle) instead')
+    .option('--url <url>', 'export through this running server (GET /v1/runs/ID/bundle) instead', httpUrl)
     .addOption(new Option('--key <key>', 'an API key for --url').env('CALLGATE_API_KEY'))
     .addHelpText('after', EXIT_CODES)
     .action(async (options) =>
@@ -72,6 +75,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
           out: options.out,
           openings: options.openings,
           proofs: options.proofs,
+          revealRunKeys: options.revealRunKeys,
           url: options.url,
           key: options.key,
           print,

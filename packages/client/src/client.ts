@@ -321,13 +321,18 @@ export class CallgateClient {
   }
 
   /**
-   * `GET /v1/runs/{id}/bundle`: the run as a bundle: `callgate-bundle/2` (one batch inclusion
-   * proof), or with `proofs` `callgate-bundle/1` (one inclusion proof per record).
+   * `GET /v1/runs/{id}/bundle`: the run as a bundle: `callgate-bundle/3` (one batch inclusion
+   * proof, a manifest signed by the log key), or with `proofs` `callgate-bundle/1` (one inclusion
+   * proof per record). `revealRunKeys` adds the run's key (implied by `openings`).
    */
-  exportRun(runId: string, options: { openings?: boolean; proofs?: boolean } = {}): Promise<AnyBundle> {
+  exportRun(
+    runId: string,
+    options: { openings?: boolean; proofs?: boolean; revealRunKeys?: boolean } = {},
+  ): Promise<AnyBundle> {
     const query = {
       ...(options.openings !== undefined ? { openings: options.openings } : {}),
       ...(options.proofs !== undefined ? { proofs: options.proofs } : {}),
+      ...(options.revealRunKeys ? { reveal_run_keys: true } : {}),
     };
     return this.#request('GET', `/runs/${encodeURIComponent(runId)}/bundle`, {
       ...(Object.keys(query).length > 0 ? { query } : {}),

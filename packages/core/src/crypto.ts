@@ -1,10 +1,12 @@
 // The one module through which core touches cryptography (node:crypto). Everything else in core
-// calls these functions, so the primitives in use are listed in one place: SHA-256, Ed25519,
-// a CSPRNG and constant-time comparison.
+// calls these functions, so the primitives in use are listed in one place: SHA-256, HMAC-SHA256,
+// HKDF-SHA256, Ed25519, a CSPRNG and constant-time comparison.
 import {
+  createHmac,
   createPrivateKey,
   createPublicKey,
   generateKeyPairSync,
+  hkdfSync,
   type KeyObject,
   randomBytes as nodeRandomBytes,
   hash as oneShotHash,
@@ -55,9 +57,27 @@ export function sha256Into(target: Uint8Array, offset: number, data: Part): void
   for (let i = 0; i < 32; i++) target[offset + i] = bytes.charCodeAt(i);
 }
 
+/** SHA-256 of `data` (strings as UTF-8) as 64 lowercase hex digits. */
+export function sha256Hex(data: Part): string {
+  return oneShotHash('sha256', data, 'hex');
+}
+
 /** `sha256:<hex>` of the given parts (strings as UTF-8). */
 export function sha256Digest(...parts: Part[]): string {
   return `sha256:${oneShotHash('sha256', joined(parts), 'hex')}`;
+}
+
+/** HMAC-SHA256 (RFC 2104) of `data` under `key`, as 64 lowercase hex digits. */
+export function hmacSha256Hex(key: Uint8Array, data: Uint8Array | string): string {
+  return createHmac('sha256', key).update(data).digest('hex');
+}
+
+/**
+ * HKDF-SHA256 (RFC 5869): `length` bytes of output keying material from input keying material
+ * `secret`, `salt` and context `info` (strings as UTF-8).
+ */
+export function hkdfSha256(secret: Uint8Array, salt: Uint8Array, info: string, length: number): Uint8Array {
+  return new Uint8Array(hkdfSync('sha256', secret, salt, Buffer.from(info, 'utf8'), length));
 }
 
 const POOL_SIZE = 8192;

@@ -70,6 +70,15 @@ export {
   readArguments,
 } from './json/safe-json.js';
 export { truncateText } from './json/text.js';
+export {
+  ARGUMENTS_SECRET_META_KEY,
+  argumentsDigest,
+  argumentsDigestOf,
+  deriveRunKey,
+  keyedArgumentsDigest,
+} from './ledger/arguments-key.js';
+export type { BundleText } from './ledger/bundle-text.js';
+export { parseBundleText, serializeBundle } from './ledger/bundle-text.js';
 export { KEY_ROTATIONS_META_KEY, policyMetaKey, putPolicyDocument } from './ledger/export.js';
 export type { KeyPeriod, KeyRotation } from './ledger/key-rotation.js';
 export { followKeyRotations, openKeyRotation, signKeyRotation } from './ledger/key-rotation.js';
@@ -102,7 +111,7 @@ export type { TimelineEntry } from './ledger/timeline.js';
 export { timelineOf } from './ledger/timeline.js';
 export type { VerifyCheck, VerifyFailure, VerifyOptions, VerifyReport } from './ledger/verify/report.js';
 export { VERIFY_CHECKS } from './ledger/verify/report.js';
-export { verifyBundle } from './ledger/verify/verify-bundle.js';
+export { verifyBundle, verifyBundleText } from './ledger/verify/verify-bundle.js';
 export type { Cosignature, WitnessKey, WitnessSigner } from './ledger/witness/cosignature.js';
 export {
   addCosignatures,

@@ -81,6 +81,7 @@ export class Upstream {
   readonly #events: UpstreamEvents;
   readonly #logger: Logger;
   #client?: Client;
+  #starting?: Client;
   #attempt = 0;
   #reconnect?: ReturnType<typeof setTimeout>;
   #refreshing = new Map<string, Promise<void>>();
@@ -132,6 +133,8 @@ export class Upstream {
       capabilities: { sampling: {}, elicitation: { form: {}, url: {} } },
     });
     this.#listen(client);
+    // Owned while it starts too: close() stops a process whose initialize has not answered yet.
+    this.#starting = client;
     try {
       await client.connect(this.#transport(), { timeout: 30_000 });
     } catch (error) {
@@ -146,6 +149,8 @@ export class Upstream {
         throw new Error(this.error, { cause: error });
       }
       throw error;
+    } finally {
+      if (this.#starting === client) this.#starting = undefined;
     }
     if (this.status !== 'connecting') {
       await client.close().catch(() => {});
@@ -156,7 +161,23 @@ export class Upstream {
     const instructions = client.getInstructions();
     if (instructions) this.instructions = instructions;
     client.onclose = () => this.#closed(client);
-    await Promise.all([this.#refresh('tools'), this.#refresh('resources'), this.#refresh('prompts')]);
+    try {
+      await Promise.all([this.#refresh('tools'), this.#refresh('resources'), this.#refresh('prompts')]);
+    } catch (error) {
+      // A connection that cannot list is no connection: stop its process before the next attempt
+      // starts another one.
+      this.#client = undefined;
+      if (this.status === 'connecting') this.status = 'disconnected';
+      this.error = error instanceof Error ? error.message : String(error);
+      await client.close().catch(() => {});
+      throw error;
+    }
+    if (this.status !== 'connecting') {
+      // Closed while listing.
+      this.#client = undefined;
+      await client.close().catch(() => {});
+      return;
+    }
     this.status = 'connected';
     this.error = undefined;
     this.#attempt = 0;
@@ -321,9 +342,10 @@ export class Upstream {
     this.status = 'closed';
     if (this.#reconnect) clearTimeout(this.#reconnect);
     this.#reconnect = undefined;
-    const client = this.#client;
+    const clients = [this.#client, this.#starting];
     this.#client = undefined;
-    await client?.close().catch(() => {});
+    this.#starting = undefined;
+    await Promise.all(clients.map((client) => client?.close().catch(() => {})));
   }
 }
 

@@ -38,6 +38,7 @@ export type {
   InclusionProof,
   LedgerRecord,
   LedgerRecordOf,
+  LedgerRecordV1,
   Opening,
   RecordBody,
   RecordType,
@@ -59,5 +60,14 @@ export {
   recordBodySchema,
   recordTypeSchema,
 } from './ledger.js';
+export type { BundleV3, LedgerRecordV2, RunKey } from './ledger-v2.js';
+export {
+  BUNDLE_FORMAT_V3,
+  bundleV3Schema,
+  isKeyedDigestField,
+  keyedDigestSchema,
+  ledgerRecordV2Schema,
+  runKeySchema,
+} from './ledger-v2.js';
 export type { ToolAnnotations, ToolSpec, Trust } from './tool.js';
 export { toolAnnotationsSchema, toolSpecSchema, trustSchema } from './tool.js';

@@ -3,6 +3,7 @@ import { approvalResponseSchema, approvalSchema, grantSchema } from './approval.
 import { decisionSchema, outcomeSchema, toolCallSchema } from './call.js';
 import { errorBodySchema, errorKindSchema } from './errors.js';
 import { bundleSchema, bundleV2Schema, ledgerRecordSchema } from './ledger.js';
+import { bundleV3Schema, ledgerRecordV2Schema } from './ledger-v2.js';
 import { toolSpecSchema } from './tool.js';
 
 const schemas = {
@@ -18,6 +19,8 @@ const schemas = {
   'ledger-record': ledgerRecordSchema,
   bundle: bundleSchema,
   'bundle-v2': bundleV2Schema,
+  'ledger-record-v2': ledgerRecordV2Schema,
+  'bundle-v3': bundleV3Schema,
 } as const;
 
 /**

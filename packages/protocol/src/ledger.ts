@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { approvalStatusSchema } from './approval.js';
 import { effectSchema, outcomeSchema } from './call.js';
 import { errorKindSchema } from './errors.js';
+import type { BundleV3, LedgerRecordV2 } from './ledger-v2.js';
 
 /** `sha256:<64 lowercase hex>`: a digest or a commitment. */
 export const digestSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected sha256:<64 hex digits>');
@@ -183,7 +184,7 @@ export const refusalBody = z.object({
 /**
  * The arguments that run, beside the model's: written after a call's `call-decision` when the
  * framework adds values the model did not send (`ToolCall.injected`). `arguments_digest` is the
- * decision's (the model's arguments, as decided); `effective_digest` the digest, by the same
+ * decision's (the model's arguments, as decided); `effective_arguments_digest` the digest, by the same
  * function, of those arguments with the injected values set; `injected` the names of the
  * injected values, sorted.
  */
@@ -193,7 +194,7 @@ export const effectiveArgumentsBody = z.object({
   attempt: z.number().int().min(1),
   tool: z.string(),
   arguments_digest: digestSchema,
-  effective_digest: digestSchema,
+  effective_arguments_digest: digestSchema,
   injected: z.array(z.string()),
 });
 
@@ -229,7 +230,9 @@ export const ledgerRecordSchema = z.discriminatedUnion('type', [
   effectiveArgumentsBody.extend(base).strict(),
 ]);
 /** One ledger record, format version 1. Its canonical bytes are RFC 8785 JSON. */
-export type LedgerRecord = z.infer<typeof ledgerRecordSchema>;
+export type LedgerRecordV1 = z.infer<typeof ledgerRecordSchema>;
+/** One ledger record, format version 1 or 2 (see `ledgerRecordV2Schema`). */
+export type LedgerRecord = LedgerRecordV1 | LedgerRecordV2;
 /** A record of one given type. */
 export type LedgerRecordOf<T extends RecordType> = Extract<LedgerRecord, { type: T }>;
 
@@ -315,5 +318,5 @@ export const bundleV2Schema = bundleSchema.omit({ proofs: true }).extend({
 });
 export type BundleV2 = z.infer<typeof bundleV2Schema>;
 
-/** Any bundle callgate reads: version 1 or 2. */
-export type AnyBundle = Bundle | BundleV2;
+/** Any bundle callgate reads: version 1, 2 or 3. */
+export type AnyBundle = Bundle | BundleV2 | BundleV3;

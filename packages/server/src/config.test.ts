@@ -1,6 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readServerConfig } from './config.js';
 
@@ -44,7 +45,7 @@ describe('callgate.yaml', () => {
     await writeFile(join(dir, 'b.yaml'), 'prot: 7420\n');
     await expect(readServerConfig(join(dir, 'b.yaml'))).rejects.toMatchObject({
       kind: 'request-invalid',
-      message: expect.stringContaining('.prot: unknown field'),
+      message: expect.stringContaining('b.yaml: prot: unknown field'),
     });
     await writeFile(join(dir, 'c.yaml'), 'webhook: { url: "https://x.example", secret_env: MISSING }\n');
     await expect(readServerConfig(join(dir, 'c.yaml'), {})).rejects.toMatchObject({
@@ -91,14 +92,14 @@ describe('callgate.yaml', () => {
     const dir = await folder();
     const file = join(dir, 'callgate.yaml');
     const cases: [string, string][] = [
-      ['upstreams:\n  - name: files\n    stdio: { args: [x] }\n', `${file}.upstreams.0.stdio.command: `],
+      ['upstreams:\n  - name: files\n    stdio: { args: [x] }\n', `${file}: upstreams.0.stdio.command: `],
       [
         'upstreams:\n  - name: a\n    stdio: { command: x }\n  - name: b\n    http: { url: "ftp://x" }\n',
-        `${file}.upstreams.1.http.url: `,
+        `${file}: upstreams.1.http.url: `,
       ],
-      ['upstreams: { files: {} }\n', `${file}.upstreams: must be a list`],
-      ['mcp: { default_profile: "no way" }\n', `${file}.mcp.default_profile: `],
-      ['mcp: { profile: x }\n', `${file}.mcp.profile: unknown field`],
+      ['upstreams: { files: {} }\n', `${file}: upstreams: must be a list`],
+      ['mcp: { default_profile: "no way" }\n', `${file}: mcp.default_profile: `],
+      ['mcp: { profile: x }\n', `${file}: mcp.profile: unknown field`],
     ];
     for (const [text, message] of cases) {
       await writeFile(file, text);
@@ -115,24 +116,24 @@ describe('callgate.yaml', () => {
     const cases: [string, string, { line: number; column: number }][] = [
       [
         'port: 7420\ntools:\n  - { name: 5 }\n',
-        `${file}.tools[0].name: expected string, received number`,
+        `${file}: tools[0].name: expected string, received number`,
         { line: 3, column: 13 },
       ],
       [
         'tools:\n  - name: read_file\n    inputSchema: { type: object }\n  - name: write_file\n',
-        `${file}.tools[1].inputSchema: expected record, received undefined`,
+        `${file}: tools[1].inputSchema: expected record, received undefined`,
         { line: 4, column: 5 },
       ],
       [
         'tools:\n  - name: read_file\n    inputSchema: {}\n    anotations: {}\n',
-        `${file}.tools[0].anotations: unknown field`,
+        `${file}: tools[0].anotations: unknown field`,
         { line: 4, column: 5 },
       ],
-      ['tools: 5\n', `${file}.tools: expected array or string, received number`, { line: 1, column: 8 }],
-      ['port: 99999\n', `${file}.port: `, { line: 1, column: 7 }],
+      ['tools: 5\n', `${file}: tools: expected array or string, received number`, { line: 1, column: 8 }],
+      ['port: 99999\n', `${file}: port: `, { line: 1, column: 7 }],
       [
         'upstreams:\n  - name: files\n    stdio: { args: [x] }\n',
-        `${file}.upstreams.0.stdio.command: `,
+        `${file}: upstreams.0.stdio.command: `,
         { line: 3, column: 12 },
       ],
     ];
@@ -149,8 +150,73 @@ describe('callgate.yaml', () => {
     );
     await writeFile(file, 'tools: tools.yaml\n');
     await expect(readServerConfig(file)).rejects.toMatchObject({
-      message: `${join(dir, 'tools.yaml')}[1].name: expected string, received array (line 3, column 9)`,
-      details: { path: `${join(dir, 'tools.yaml')}[1].name`, line: 3, column: 9 },
+      message: `${join(dir, 'tools.yaml')}: [1].name: expected string, received array (line 3, column 9)`,
+      details: { file: join(dir, 'tools.yaml'), path: '[1].name', line: 3, column: 9 },
     });
+  });
+});
+
+describe('callgate.yaml errors, generated', () => {
+  // Every top-level key, given a value of the wrong type: the message names the file, then the
+  // field (never `file.yaml.field`, which reads as a file name), then the line and column.
+  const wrongValues: Record<string, fc.Arbitrary<unknown>> = {
+    policy: fc.oneof(fc.integer(), fc.boolean(), fc.constant('')),
+    tools: fc.oneof(fc.integer(), fc.boolean()),
+    data: fc.oneof(fc.integer(), fc.boolean(), fc.array(fc.integer(), { maxLength: 2 })),
+    store: fc.oneof(fc.integer(), fc.constant('mysql://db/x')),
+    log_key: fc.oneof(fc.integer(), fc.boolean()),
+    host: fc.oneof(fc.integer(), fc.constant('')),
+    port: fc.oneof(
+      fc.integer({ min: 65_536 }),
+      fc.integer({ max: -1 }),
+      fc.constant('7420'),
+      fc.double({ min: 0.1, max: 0.9 }),
+    ),
+    vault: fc.oneof(fc.integer(), fc.constant('yes')),
+    synchronous: fc.oneof(fc.constant('OFF'), fc.integer()),
+    upstreams: fc.oneof(fc.integer(), fc.constant({ files: {} })),
+    webhook: fc.oneof(fc.integer(), fc.constant({ url: 'ftp://x' })),
+  };
+  it('names FILE: FIELD: and the line and column for a wrong value of any key', async () => {
+    const dir = await folder();
+    const file = join(dir, 'callgate.yaml');
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .constantFrom(...Object.keys(wrongValues))
+          .chain((key) =>
+            fc.tuple(fc.constant(key), wrongValues[key] as fc.Arbitrary<unknown>, fc.boolean()),
+          ),
+        async ([key, value, padded]) => {
+          const before = padded ? '# callgate\n' : '';
+          await writeFile(file, `${before}${key}: ${JSON.stringify(value)}\n`);
+          const error = await readServerConfig(file, {}).catch((caught: unknown) => caught);
+          expect(error).toMatchObject({ kind: 'request-invalid' });
+          const message = (error as Error).message;
+          expect(message.startsWith(`${file}: ${key}`), message).toBe(true);
+          expect(message).not.toContain(`${file}.`);
+          expect(message).toMatch(new RegExp(`\\(line ${padded ? 2 : 1}, column \\d+\\)$`));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+  it('says a YAML syntax error in one line with its place', async () => {
+    const dir = await folder();
+    const file = join(dir, 'callgate.yaml');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('port: 1\nport: 2\n', 'port: [1\n', 'a: b: c\n', '- x\ny: 1\n'),
+        async (text) => {
+          await writeFile(file, text);
+          const message = ((await readServerConfig(file).catch((caught: unknown) => caught)) as Error)
+            .message;
+          expect(message).toContain(`${file} is not valid YAML: `);
+          expect(message).toMatch(/at line \d+, column \d+$/);
+          expect(message).not.toContain('\n');
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

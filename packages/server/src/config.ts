@@ -106,23 +106,35 @@ export interface ServerConfig {
 /** The profile a gateway session gets when neither the URL nor a flag names one. */
 export const DEFAULT_MCP_PROFILE = 'full';
 
-/** `message` with ` (line L, column C)` when the position is known, and the details to send. */
+/**
+ * The message of a problem at `field` (`tools[0].name`) of `file`: `FILE: FIELD: PROBLEM`, with
+ * ` (line L, column C)` when the position is known, and the details to send (`file`, `path`: the
+ * field, `line`, `column`). The file and the field stay apart: `callgate.yaml: port: …`, never
+ * `callgate.yaml.port`, which reads as a file name.
+ */
 function located(
-  message: string,
-  path: string,
+  file: string,
+  field: string,
+  problem: string,
   position: YamlPosition | undefined,
 ): [string, Record<string, unknown>] {
-  if (!position) return [message, { path }];
+  const message = field === '' ? `${file}: ${problem}` : `${file}: ${field}: ${problem}`;
+  if (!position) return [message, { file, path: field }];
   return [
     `${message} (line ${position.line}, column ${position.column})`,
-    { path, line: position.line, column: position.column },
+    { file, path: field, line: position.line, column: position.column },
   ];
+}
+
+/** A value's path inside a YAML file, for messages: `tools[0].name`, `[1].name` (in a list file). */
+function fieldOf(path: readonly PropertyKey[]): string {
+  return formatPath('', path).replace(/^\./, '');
 }
 
 /**
  * Validates the value of a YAML file with `schema`.
  * @throws CallgateError `request-invalid` naming the element and field from `file` on
- *   (`/etc/callgate.yaml.tools[0].name: expected string, received number (line 3, column 13)`),
+ *   (`/etc/callgate.yaml: tools[0].name: expected string, received number (line 3, column 13)`),
  *   with `details.path`, and `details.line` and `details.column` when the text has them.
  */
 function validateYaml<Schema extends z.ZodType>(
@@ -134,9 +146,11 @@ function validateYaml<Schema extends z.ZodType>(
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const problem = problemOf(parsed.error);
-  const path = formatPath(file, problem.path);
   const position = source.positionOf(problem.path, problem.unknownField ? 'key' : 'value');
-  throw new CallgateError('request-invalid', ...located(`${path}: ${problem.message}`, path, position));
+  throw new CallgateError(
+    'request-invalid',
+    ...located(file, fieldOf(problem.path), problem.message, position),
+  );
 }
 
 /**
@@ -153,16 +167,16 @@ function readUpstreams(
 ): UpstreamConfig[] {
   let upstreams: UpstreamConfig[];
   try {
-    upstreams = parseUpstreams(value, { warn: (message) => warnings.push(`${file}.${message}`) });
+    upstreams = parseUpstreams(value, { warn: (message) => warnings.push(`${file}: ${message}`) });
   } catch (error) {
     if (!isCallgateError(error)) throw error;
     // parseUpstreams names the field from `upstreams` on (`upstreams.0.stdio.command: ...`).
-    const field = error.message.slice(0, Math.max(0, error.message.indexOf(':')));
+    const colon = Math.max(0, error.message.indexOf(':'));
+    const field = error.message.slice(0, colon);
     const steps = field.split('.').map((step) => (/^\d+$/.test(step) ? Number(step) : step));
-    const path = `${file}.${field}`;
     throw new CallgateError(
       'request-invalid',
-      ...located(`${file}.${error.message}`, path, source.positionOf(steps)),
+      ...located(file, field, error.message.slice(colon + 1).trim(), source.positionOf(steps)),
     );
   }
   // A relative `command` and relative `args` are read by the child against its `cwd`, so
@@ -184,10 +198,9 @@ async function readYamlFile(path: string, what: string): Promise<YamlText> {
   try {
     return parseYamlText(text);
   } catch (error) {
-    throw new CallgateError(
-      'request-invalid',
-      `${what}: ${path} is not valid YAML: ${(error as Error).message}`,
-    );
+    // The parser's message goes on with the offending text and a caret: its first line says it all.
+    const first = ((error as Error).message.split('\n')[0] ?? '').replace(/:$/, '');
+    throw new CallgateError('request-invalid', `${what}: ${path} is not valid YAML: ${first}`);
   }
 }
 
@@ -247,12 +260,12 @@ export async function readServerConfig(
   else if (parsed.store) {
     const url = env[parsed.store.url_env];
     if (!url) {
-      const path = `${file}.store.url_env`;
       throw new CallgateError(
         'request-invalid',
         ...located(
-          `${path}: the variable ${parsed.store.url_env} is not set`,
-          path,
+          file,
+          'store.url_env',
+          `the variable ${parsed.store.url_env} is not set`,
           source.positionOf(['store', 'url_env']),
         ),
       );
@@ -269,12 +282,12 @@ export async function readServerConfig(
   if (parsed.webhook) {
     const secret = parsed.webhook.secret ?? env[parsed.webhook.secret_env ?? ''];
     if (!secret) {
-      const path = `${file}.webhook.secret_env`;
       throw new CallgateError(
         'request-invalid',
         ...located(
-          `${path}: the variable ${parsed.webhook.secret_env} is not set`,
-          path,
+          file,
+          'webhook.secret_env',
+          `the variable ${parsed.webhook.secret_env} is not set`,
           source.positionOf(['webhook', 'secret_env']),
         ),
       );

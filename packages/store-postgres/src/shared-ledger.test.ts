@@ -44,6 +44,37 @@ describe.skipIf(url === undefined)('a ledger shared by several engines (PostgreS
     return schema;
   };
 
+  it('keys arguments digests with one secret on every replica, opened at once on a new log', async () => {
+    const schema = newSchema();
+    const replicas = await Promise.all([replica(schema), replica(schema), replica(schema)]);
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const decision = (callId: string): RecordBody => ({
+      type: 'call-decision',
+      call_id: callId,
+      minted: false,
+      attempt: 1,
+      tool: 'send_invoice',
+      arguments_digest: digest,
+      arguments_commitment: null,
+      effect: 'allow',
+      rules: [],
+      reason: '',
+      policy_digest: `sha256:${'cd'.repeat(32)}`,
+    });
+    await replicas[0]?.ledger.append('run-k', start);
+    const keyed = await Promise.all(
+      replicas.map(({ ledger }, index) => ledger.append('run-k', decision(`c${index}`))),
+    );
+    const digests = keyed.map((record) => (record as { arguments_digest: string }).arguments_digest);
+    expect(new Set(digests).size).toBe(1);
+    expect(digests[0]).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(keyed.every((record) => record.v === 2)).toBe(true);
+    const bundle = await replicas[1]?.ledger.exportRun('run-k');
+    // The made-up policy digest has no document; every other check holds.
+    const report = verifyBundle(bundle, { publicKey: sharedSigner.verifierKey });
+    expect(report.failures.map((failure) => failure.check)).toEqual(['policy-missing']);
+  });
+
   it('keeps one chain per run and one gap-free sequence when engines append to the same runs at once', async () => {
     const schema = newSchema();
     const replicas = await Promise.all([replica(schema), replica(schema), replica(schema)]);

@@ -69,8 +69,12 @@ def test_values_from_state_are_recorded_beside_the_model_arguments(live: Live, s
     decisions = {record["call_id"]: record for record in records(bundle, "call-decision")}
     effective = {record["call_id"]: record for record in records(bundle, "effective-arguments")}
     for call_id, name in (("ea-1", "a"), ("ea-2", "b")):
-        assert decisions[call_id]["arguments_digest"] == _digest({"name": name})
+        # Digests are the gate's own (keyed alike in a version 2 record): the model's is the decision's.
         assert effective[call_id]["arguments_digest"] == decisions[call_id]["arguments_digest"]
-        assert effective[call_id]["effective_digest"] == _digest({"name": name, "tenant": "acme"})
+        model, ran_with = effective[call_id]["arguments_digest"], effective[call_id]["effective_arguments_digest"]
+        assert ran_with != model and ran_with.split(":")[0] == model.split(":")[0]
+        if model.startswith("sha256:"):  # an unkeyed (version 1) record: the plain digests
+            assert model == _digest({"name": name})
+            assert ran_with == _digest({"name": name, "tenant": "acme"})
         assert effective[call_id]["injected"] == ["tenant"]
     assert live.admin().verify(bundle, strict=True)["ok"]

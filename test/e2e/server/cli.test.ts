@@ -67,7 +67,7 @@ describe('callgate approvals and keys against a running server', () => {
     const state = await agent.getApproval(first ?? '');
     expect(state.approval).toMatchObject({ status: 'approved', reviewer: 'dana', response_reason: 'fine' });
     expect(state.grant?.token).toMatch(/^cgt_/);
-  });
+  }, 60_000);
 
   it('revokes a key while the server runs: it stops working at once', async () => {
     const admin = new CallgateClient({ url: server.url, apiKey: server.keys.root ?? '' });
@@ -80,6 +80,33 @@ describe('callgate approvals and keys against a running server', () => {
     expect((await runCallgate(['keys', 'revoke', 'temp', '--data', server.dataDir])).code).toBe(0);
     await expect(temp.listApprovals()).rejects.toMatchObject({ kind: 'unauthorized' });
   });
+
+  it('export on the folder of a running server names that server’s address, and the --url form works', async () => {
+    const agent = new CallgateClient({ url: server.url, apiKey: server.keys.bot ?? '' });
+    const run = await agent.startRun({ framework: 'cli-test' });
+    const refused = await runCallgate(['export', '--run', run.run_id, '--data', server.dataDir]);
+    expect(refused.code).toBe(2);
+    // The server listens on a free port, not the default one: the hint says which.
+    expect(refused.stderr).toContain(
+      `callgate export --url ${server.url} --key <API key> --run ${run.run_id}`,
+    );
+    expect(server.url).not.toBe('http://127.0.0.1:7420');
+    // So does a second server started on the same folder.
+    const second = await runCallgate(['serve', '--data', server.dataDir, '--port', '0']);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`It serves ${server.url}.`);
+    const through = await runCallgate([
+      'export',
+      '--run',
+      run.run_id,
+      '--url',
+      server.url,
+      '--key',
+      server.keys.bot ?? '',
+    ]);
+    expect(through.code).toBe(0);
+    expect(JSON.parse(through.stdout).records.length).toBeGreaterThan(0);
+  }, 60_000);
 
   it('serves its OpenAPI document and health without a key', async () => {
     const anonymous = new CallgateClient({ url: server.url });

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CallgateClient } from '@callgate/client';
-import { digestOf } from '@callgate/core';
+import { type LedgerRecord, sealRecord } from '@callgate/core';
 import { openDataDir } from '@callgate/store-sqlite';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -187,11 +187,13 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     // No argument or result is in any span: only digests and commitments.
     expect(JSON.stringify(spans)).not.toContain('acme');
 
-    // Each span's digest is that of its ledger record (the ledger stays the source of truth).
+    // Each span's digest is that of its ledger record, what the run's next record names as `prev`
+    // (the ledger stays the source of truth).
     const { store } = openDataDir(server.dataDir);
     try {
       const records = await store.readRunRecords(run.run_id);
-      const digestOfType = (type: string) => digestOf(records.find((record) => record.type === type));
+      const digestOfType = (type: string) =>
+        sealRecord(records.find((record) => record.type === type) as LedgerRecord).digest;
       expect(guardrail?.attributes['callgate.record.digest']).toBe(digestOfType('call-decision'));
       expect(tool.attributes['callgate.decision.digest']).toBe(digestOfType('call-decision'));
       expect(tool.attributes['callgate.call_end.digest']).toBe(digestOfType('call-end'));

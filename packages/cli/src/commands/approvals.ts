@@ -2,6 +2,7 @@ import { type Approval, CallgateClient, isCallgateError } from '@callgate/client
 import { formatDuration } from '@callgate/core';
 import { type Command, Option } from 'commander';
 import { table } from '../format.js';
+import { httpUrl } from '../options.js';
 
 type Print = (line: string) => void;
 
@@ -113,7 +114,10 @@ export function registerApprovalsCommands(
   const serverOptions = (command: Command) =>
     command
       .addOption(
-        new Option('--url <url>', 'the callgate server').env('CALLGATE_URL').default('http://127.0.0.1:7420'),
+        new Option('--url <url>', 'the callgate server')
+          .env('CALLGATE_URL')
+          .default('http://127.0.0.1:7420')
+          .argParser(httpUrl),
       )
       .addOption(new Option('--key <key>', 'a reviewer or admin API key').env('CALLGATE_API_KEY'))
       .addHelpText('after', context.exitCodes);

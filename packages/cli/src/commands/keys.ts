@@ -1,16 +1,28 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { isCallgateError, type Store } from '@callgate/core';
 import { API_KEY_ROLES, type ApiKeyRole, createApiKey } from '@callgate/server';
 import { PostgresStore } from '@callgate/store-postgres';
 import { openDataDir } from '@callgate/store-sqlite';
 import { type Command, Option } from 'commander';
+import { folderPath } from '../options.js';
 
 type Print = (line: string) => void;
 
 /** A `postgres://` URL names a shared store; anything else is a data folder. */
 const isStoreUrl = (where: string) => /^postgres(ql)?:\/\//.test(where);
 
-async function withStore<T>(dataDir: string, action: (store: Store) => Promise<T>): Promise<T> {
+async function withStore<T>(
+  dataDir: string,
+  action: (store: Store) => Promise<T>,
+  options: { create?: boolean } = {},
+): Promise<T> {
+  // Listing or revoking in a folder with no database (a mistyped --data) would make a new, empty
+  // log there and report that it has no keys: refused instead, naming the folder.
+  if (!isStoreUrl(dataDir) && !options.create && !existsSync(join(dataDir, 'callgate.db')))
+    throw new Error(
+      `no callgate data in ${dataDir} (looked for callgate.db); pass --data DIR or set CALLGATE_DATA`,
+    );
   const store: Store = isStoreUrl(dataDir)
     ? await PostgresStore.open({ url: dataDir })
     : openDataDir(dataDir).store;
@@ -29,25 +41,29 @@ export async function runKeysCreate(
   dataDir: string,
   options: { role: ApiKeyRole; name?: string; print: Print },
 ): Promise<number> {
-  return withStore(dataDir, async (store) => {
-    try {
-      const { key, row } = await createApiKey(store, {
-        role: options.role,
-        ...(options.name ? { name: options.name } : {}),
-      });
-      options.print(`created ${row.role} key "${row.name}" in ${dataDir}`);
-      options.print('');
-      options.print(`  ${key}`);
-      options.print('');
-      options.print('This is the only time the key is shown; callgate keeps only its hash. Use it as');
-      options.print(`  Authorization: Bearer ${key.slice(0, 7)}…   (or CALLGATE_API_KEY for the CLI)`);
-      return 0;
-    } catch (error) {
-      if (!isCallgateError(error)) throw error;
-      options.print(`callgate keys create: ${error.message}`);
-      return error.kind === 'request-invalid' ? 2 : 1;
-    }
-  });
+  return withStore(
+    dataDir,
+    async (store) => {
+      try {
+        const { key, row } = await createApiKey(store, {
+          role: options.role,
+          ...(options.name ? { name: options.name } : {}),
+        });
+        options.print(`created ${row.role} key "${row.name}" in ${dataDir}`);
+        options.print('');
+        options.print(`  ${key}`);
+        options.print('');
+        options.print('This is the only time the key is shown; callgate keeps only its hash. Use it as');
+        options.print(`  Authorization: Bearer ${key.slice(0, 7)}…   (or CALLGATE_API_KEY for the CLI)`);
+        return 0;
+      } catch (error) {
+        if (!isCallgateError(error)) throw error;
+        options.print(`callgate keys create: ${error.message}`);
+        return error.kind === 'request-invalid' ? 2 : 1;
+      }
+    },
+    { create: true },
+  );
 }
 
 /** `callgate keys list`: every key's name, role and dates (never the key). */
@@ -90,7 +106,8 @@ export function registerKeysCommands(
   const dataOption = () =>
     new Option('--data <dir>', 'data folder (SQLite database and log key)')
       .env('CALLGATE_DATA')
-      .default('.callgate');
+      .default('.callgate')
+      .argParser(folderPath);
   const storeOption = () =>
     new Option('--store <url>', 'postgres:// URL of a shared store (instead of --data)').env(
       'CALLGATE_STORE',

@@ -2,11 +2,12 @@ import { accessSync, constants } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CallgateClient, isCallgateError } from '@callgate/client';
-import { timelineOf } from '@callgate/core';
+import { serializeBundle, timelineOf } from '@callgate/core';
 import type { AnyBundle } from '@callgate/protocol';
 import { openDataDir, openLedger } from '@callgate/store-sqlite';
 import { formatTimeline } from '../demo/timeline.js';
 import { count, table } from '../format.js';
+import { DEFAULT_SERVER_URL, readServerAddress } from './server-address.js';
 
 /**
  * Checks that `dataDir` holds callgate data the user may read.
@@ -32,8 +33,10 @@ export interface ExportOptions {
   run: string;
   out?: string;
   openings?: boolean;
-  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof (`callgate-bundle/2`). */
+  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof and a signed manifest (`callgate-bundle/3`). */
   proofs?: boolean;
+  /** Reveal the run's key so an auditor holding the arguments can check the keyed digests (implied by `openings`). */
+  revealRunKeys?: boolean;
   /** A running server's base URL: export through `GET /v1/runs/{id}/bundle` instead of the data folder. */
   url?: string;
   /** The API key for `url` (any role may export the runs it may read). */
@@ -48,9 +51,12 @@ async function writeBundle(bundle: AnyBundle, options: ExportOptions): Promise<v
       'warning: no openings were found: the vault was off when this run was recorded (vault: true in callgate.yaml)',
     );
   }
-  const text = `${JSON.stringify(bundle, null, 2)}\n`;
+  const text = serializeBundle(bundle);
   if (options.out) {
-    await writeFile(options.out, text);
+    const out = options.out;
+    await writeFile(out, text).catch((error: Error) => {
+      throw new Error(`export: cannot write ${out}: ${error.message}`);
+    });
     options.print(
       `wrote ${options.out}: ${count(bundle.records.length, 'record')}, verifier key ${bundle.public_key}`,
     );
@@ -60,13 +66,13 @@ async function writeBundle(bundle: AnyBundle, options: ExportOptions): Promise<v
 }
 
 /** The command that exports through a running server, for messages. */
-export function exportThroughServer(run: string): string {
-  return `callgate export --url http://127.0.0.1:7420 --key <API key> --run ${run}   (GET /v1/runs/${run}/bundle)`;
+export function exportThroughServer(run: string, url = DEFAULT_SERVER_URL): string {
+  return `callgate export --url ${url} --key <API key> --run ${run}   (GET ${url}/v1/runs/${run}/bundle)`;
 }
 
 /**
  * `callgate export --run ID`: writes the run's bundle to a file or standard output:
- * `callgate-bundle/2` (one batch inclusion proof), or with `proofs` `callgate-bundle/1` (one
+ * `callgate-bundle/3` (one batch inclusion proof, a signed manifest, one record a line), or with `proofs` `callgate-bundle/1` (one
  * RFC 9162 inclusion proof per record, for verifiers that read only version 1). With `url`
  * it asks that running server for it; otherwise it reads the data folder, which signs a fresh
  * checkpoint and so takes the folder's writer lock: while a server runs on the folder, the
@@ -80,6 +86,7 @@ export async function runExport(dataDir: string, options: ExportOptions): Promis
         await client.exportRun(options.run, {
           openings: options.openings ?? false,
           proofs: options.proofs ?? false,
+          ...(options.revealRunKeys ? { revealRunKeys: true } : {}),
         }),
         options,
       );
@@ -98,7 +105,7 @@ export async function runExport(dataDir: string, options: ExportOptions): Promis
     if (!isCallgateError(error) || error.kind !== 'conflict') throw error;
     options.warn(`callgate export: ${error.message}`);
     options.warn(
-      `While a server runs on this folder, export through it:\n  ${exportThroughServer(options.run)}`,
+      `While a server runs on this folder, export through it:\n  ${exportThroughServer(options.run, readServerAddress(dataDir))}`,
     );
     return 2;
   }
@@ -111,6 +118,7 @@ export async function runExport(dataDir: string, options: ExportOptions): Promis
       await opened.ledger.exportRun(options.run, {
         openings: options.openings ?? false,
         proofs: options.proofs ?? false,
+        revealRunKeys: options.revealRunKeys ?? false,
       }),
       options,
     );

@@ -11,6 +11,7 @@ import {
 } from '@callgate/server';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, Option } from 'commander';
+import { folderPath } from '../options.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate mcp --stdio`; flags win over the config file, which wins over defaults. */
@@ -77,13 +78,33 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
     : () => {};
   let gateway: Gateway | undefined;
   let connection: StdioConnection | undefined;
+  let interrupted = false;
   const onSignal = (signal: NodeJS.Signals) => {
     logger.info({ signal }, 'shutting down');
-    void connection?.close();
+    interrupted = true;
+    // While upstreams still start, stopping the gateway stops the processes already started.
+    void (connection ? connection.close() : gateway?.close());
   };
+  // From the start: upstreams can take a while to start (an initialize is awaited up to 30 s).
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
-    const started = await startGateway({ engine: embedded.engine, config, logger });
+    let started: Awaited<ReturnType<typeof startGateway>>;
+    try {
+      started = await startGateway({
+        engine: embedded.engine,
+        config,
+        logger,
+        onCreated: (created) => {
+          gateway = created;
+        },
+      });
+    } catch (error) {
+      if (interrupted) return 0;
+      throw error;
+    }
     gateway = started.gateway;
+    if (interrupted) return 0;
     logger.info(
       {
         principal,
@@ -101,8 +122,7 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
         ...(options.stdout ? { stdout: options.stdout } : {}),
       },
     );
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    if (interrupted) await connection.close();
     await connection.closed;
     logger.info({}, 'callgate mcp: the session ended');
   } finally {
@@ -132,9 +152,9 @@ export function registerMcpCommand(
     )
     .option('--config <file>', 'callgate.yaml: policy, tools, upstreams, mcp, data, vault')
     .addOption(
-      new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)').env(
-        'CALLGATE_DATA',
-      ),
+      new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)')
+        .env('CALLGATE_DATA')
+        .argParser(folderPath),
     )
     .option(
       '--profile <name>',

@@ -6,6 +6,7 @@ import {
   isCallgateError,
   type LedgerRecord,
   loadPolicy,
+  parseBundleText,
   type ReplayChange,
   type ReplayReport,
   type ReplayTool,
@@ -13,14 +14,7 @@ import {
   type ToolSpec,
   verifyBundle,
 } from '@callgate/core';
-import {
-  BUNDLE_FORMAT_V2,
-  bundleSchema,
-  bundleV2Schema,
-  ledgerRecordSchema,
-  type Opening,
-  toolSpecSchema,
-} from '@callgate/protocol';
+import { type AnyBundle, type Opening, toolSpecSchema } from '@callgate/protocol';
 import { readServerConfig } from '@callgate/server';
 import { openDataDir } from '@callgate/store-sqlite';
 import { parse as parseYaml } from 'yaml';
@@ -81,19 +75,23 @@ export function formatReplay(report: ReplayReport): string[] {
   return [line(header), ...rows.map(line), '', `${report.calls.length} calls: ${counts}`];
 }
 
-/** Reads the records and openings of a bundle file (`callgate-bundle/1` or `/2`, validated against its schema). */
+/** Reads the records and openings of a bundle file (any `callgate-bundle/` version), read losslessly and verified. */
 async function fromBundle(file: string) {
-  const input: unknown = JSON.parse(await readFile(file, 'utf8'));
-  const v2 = (input as { format?: unknown } | null)?.format === BUNDLE_FORMAT_V2;
-  const bundle = v2 ? bundleV2Schema.parse(input) : bundleSchema.parse(input);
-  // Replay compares with what was recorded: a bundle that does not verify says nothing reliable.
+  let input: unknown;
+  try {
+    input = parseBundleText(await readFile(file, 'utf8')).bundle;
+  } catch (error) {
+    throw new Error(`${file} is not a bundle that can be read: ${(error as Error).message}`);
+  }
+  // Replay compares with what was recorded: a bundle that does not verify says nothing reliable
+  // (and one that does holds records of a known version, each checked against its schema).
   const report = verifyBundle(input);
   if (!report.ok)
     throw new Error(
       `${file} does not verify (${report.failures.length} failed check${report.failures.length === 1 ? '' : 's'}): see callgate verify ${file}`,
     );
-  const records = bundle.records.map((record) => ledgerRecordSchema.parse(record));
-  return { records, openings: bundle.openings ?? [] };
+  const bundle = input as AnyBundle;
+  return { records: bundle.records as LedgerRecord[], openings: bundle.openings ?? [] };
 }
 
 /**
@@ -152,22 +150,43 @@ function selectRuns(records: readonly LedgerRecord[], options: PolicyReplayOptio
  * `callgate policy replay`: loads the new policy, reads past records (a bundle's, or the data
  * folder's with its vault), replays every decision and prints the diff table (or JSON).
  *
- * @returns 0 (1 when `failOn` names a change that occurred), 2 for unreadable input.
+ * @returns 0 (1 when `failOn` names a change that occurred, or a run of `runs` is not there), 2 for
+ *   unreadable input.
  */
 export async function runPolicyReplay(options: PolicyReplayOptions): Promise<number> {
   const { print } = options;
   let report: ReplayReport;
   try {
-    const policy = loadPolicy(await readFile(options.policy, 'utf8'), { source: options.policy });
+    const policyText = await readFile(options.policy, 'utf8').catch((error: Error) => {
+      throw new Error(`cannot read the policy ${options.policy}: ${error.message}`);
+    });
+    const policy = loadPolicy(policyText, { source: options.policy });
     const tools = new Map<string, ReplayTool>();
     const specs: ToolSpec[] = [];
     if (options.config) specs.push(...(await readServerConfig(options.config, process.env)).tools);
     if (options.tools) {
-      const listed = toolSpecListSchema.safeParse(parseYaml(await readFile(options.tools, 'utf8')));
-      if (!listed.success)
+      const file = options.tools;
+      const text = await readFile(file, 'utf8').catch((error: Error) => {
+        throw new Error(`cannot read the tools ${file}: ${error.message}`);
+      });
+      let value: unknown;
+      try {
+        value = parseYaml(text);
+      } catch (error) {
         throw new Error(
-          `${options.tools}: expected a list of tool specs: ${listed.error.issues[0]?.message}`,
+          `${file} is not valid YAML: ${((error as Error).message.split('\n')[0] ?? '').replace(/:$/, '')}`,
         );
+      }
+      const listed = toolSpecListSchema.safeParse(value);
+      if (!listed.success) {
+        const issue = listed.error.issues[0];
+        const at = (issue?.path ?? [])
+          .map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))
+          .join('');
+        throw new Error(
+          `${file}: expected a list of tool specs: ${at.replace(/^\./, '') || '(the file)'}: ${issue?.message}`,
+        );
+      }
       specs.push(...listed.data);
     }
     for (const spec of specs)
@@ -185,6 +204,14 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
       ? await fromBundle(options.bundle)
       : await fromDataDir(options.data, options);
     const records = selectRuns(source.records, options);
+    const found = new Set(records.flatMap((record) => (record.type === 'run-start' ? [record.run_id] : [])));
+    const missing = options.runs?.filter((id) => !found.has(id)) ?? [];
+    if (missing.length > 0) {
+      print(
+        `callgate policy replay: no run ${missing.join(', ')} in ${options.bundle ?? options.data} (callgate runs list shows the runs there)`,
+      );
+      return 1;
+    }
     report = replayPolicy(records, policy, {
       openings: source.openings,
       ...(tools.size > 0 ? { tools: (name: string) => tools.get(name) } : {}),

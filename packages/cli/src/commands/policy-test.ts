@@ -64,6 +64,12 @@ function readCase(
       throw new CasesInvalid(`${where}: unknown key ${JSON.stringify(key)} (expected ${known.join(', ')})`);
   if (typeof value.tool !== 'string' || value.tool === '')
     throw new CasesInvalid(`${where}.tool: expected a tool name`);
+  if (value.name !== undefined && (typeof value.name !== 'string' || value.name.trim() === ''))
+    throw new CasesInvalid(`${where}.name: expected a non-empty string`);
+  // A mapping given as something else would be read as empty: refused instead.
+  for (const key of ['call', 'run', 'provenance'] as const)
+    if (value[key] !== undefined && !isObject(value[key]))
+      throw new CasesInvalid(`${where}.${key}: expected a mapping`);
   const args = value.arguments ?? {};
   if (!isObject(args)) throw new CasesInvalid(`${where}.arguments: expected a mapping`);
   const expect = value.expect;
@@ -74,6 +80,10 @@ function readCase(
       throw new CasesInvalid(
         `${where}.expect: unknown key ${JSON.stringify(key)} (expected effect, rules, scrubbed, reason)`,
       );
+  if (Object.keys(expect).length === 0)
+    throw new CasesInvalid(
+      `${where}.expect: expected at least one of effect, rules, scrubbed, reason (an empty expectation checks nothing)`,
+    );
   if (expect.effect !== undefined && !EFFECTS.includes(expect.effect as Effect))
     throw new CasesInvalid(
       `${where}.expect.effect: expected allow, ask or deny, got ${JSON.stringify(expect.effect)}`,
@@ -82,6 +92,25 @@ function readCase(
     throw new CasesInvalid(`${where}.expect.reason: expected a string`);
   const run = { ...(isObject(defaults.run) ? defaults.run : {}), ...(isObject(value.run) ? value.run : {}) };
   const call = isObject(value.call) ? value.call : {};
+  if (call.id !== undefined && typeof call.id !== 'string')
+    throw new CasesInvalid(`${where}.call.id: expected a string`);
+  if (call.attempt !== undefined && !(Number.isSafeInteger(call.attempt) && (call.attempt as number) >= 1))
+    throw new CasesInvalid(`${where}.call.attempt: expected a whole number ≥ 1`);
+  if (call.minted !== undefined && typeof call.minted !== 'boolean')
+    throw new CasesInvalid(`${where}.call.minted: expected true or false`);
+  if (isObject(value.run)) {
+    for (const key of ['id', 'principal', 'framework'] as const)
+      if (value.run[key] !== undefined && typeof value.run[key] !== 'string')
+        throw new CasesInvalid(`${where}.run.${key}: expected a string`);
+    const labels = value.run.labels;
+    if (
+      labels !== undefined &&
+      !(isObject(labels) && Object.values(labels).every((label) => typeof label === 'string'))
+    )
+      throw new CasesInvalid(`${where}.run.labels: expected a mapping of strings`);
+  }
+  if (provenanceUntrusted(value.provenance) === 'invalid')
+    throw new CasesInvalid(`${where}.provenance.untrusted: expected true or false`);
   const provenance = isObject(value.provenance) ? value.provenance : {};
   const tools = isObject(defaults.tools) ? defaults.tools : {};
   const toolDefaults = isObject(tools[value.tool]) ? (tools[value.tool] as Record<string, unknown>) : {};
@@ -125,6 +154,11 @@ function readCase(
   return testCase;
 }
 
+function provenanceUntrusted(value: unknown): 'ok' | 'invalid' {
+  if (!isObject(value) || value.untrusted === undefined) return 'ok';
+  return typeof value.untrusted === 'boolean' ? 'ok' : 'invalid';
+}
+
 /**
  * Parses a cases file: `{ policy?, tools?, run?, cases: [...] }` (see docs/operations.md).
  * @throws CasesInvalid naming the file, line and key of what is wrong.
@@ -155,6 +189,16 @@ function parseCases(text: string, file: string) {
         : (itemNode as { range?: number[] })?.range?.[0];
     const line = offset === undefined ? 0 : lineCounter.linePos(offset).line;
     return readCase(item, index, line, file, value);
+  });
+  // A result is reported by its name: two cases of one name could not be told apart.
+  const lines = new Map<string, number>();
+  cases.forEach((testCase, index) => {
+    const first = lines.get(testCase.name);
+    if (first !== undefined)
+      throw new CasesInvalid(
+        `${file}:${testCase.line}: cases[${index}].name: ${JSON.stringify(testCase.name)} is already the name of the case at line ${first}`,
+      );
+    lines.set(testCase.name, testCase.line);
   });
   return { policy: typeof value.policy === 'string' ? value.policy : undefined, cases };
 }

@@ -15,29 +15,7 @@ import {
 import { openEmbedded } from '@callgate/store-sqlite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildProgram } from '../program.js';
-
-async function callgate(args: string[]): Promise<{ code: number; lines: string[] }> {
-  const lines: string[] = [];
-  let code = 0;
-  const program = buildProgram(
-    (line) => lines.push(line),
-    (value) => {
-      code = value;
-    },
-  );
-  const capture = (command: typeof program) => {
-    command.configureOutput({ writeOut: (text) => lines.push(text), writeErr: (text) => lines.push(text) });
-    for (const sub of command.commands) capture(sub);
-  };
-  capture(program);
-  try {
-    await program.parseAsync(['node', 'callgate', ...args]);
-  } catch (error) {
-    code = (error as { exitCode?: number }).exitCode ?? 2;
-  }
-  return { code, lines };
-}
+import { callgate } from '../test-support.js';
 
 const POLICY = `version: 1
 default: deny
@@ -393,7 +371,23 @@ rules:
       'no-such-run',
       '--json',
     ]);
-    expect(JSON.parse(none.lines.join('\n')).calls).toEqual([]);
+    // Not a run id: a usage error, nothing replayed.
+    expect(none.code).toBe(2);
+    expect(none.lines.join('')).toContain("argument 'no-such-run' is invalid");
+    const missing = '019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51';
+    const absent = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--data',
+      dataDir,
+      '--runs',
+      missing,
+    ]);
+    // A run that is not there is a failure the help names (exit 1), not an empty replay.
+    expect(absent.code).toBe(1);
+    expect(absent.lines.join('\n')).toContain(`no run ${missing} in ${dataDir}`);
     const since = await callgate([
       'policy',
       'replay',

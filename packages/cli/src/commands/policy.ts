@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { parseDuration, type ReplayChange } from '@callgate/core';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { folderPath, httpUrl, runIds, tagged } from '../options.js';
 import { runPolicyReload } from './policy-reload.js';
 import { runPolicyReplay } from './policy-replay.js';
 import { runPolicyTest } from './policy-test.js';
@@ -54,16 +55,11 @@ export function registerPolicyCommands(
     .command('replay')
     .description('what a new policy would have decided for every past call, beside what was decided')
     .requiredOption('--policy <file>', 'the new policy (YAML)')
-    .option('--runs <ids>', 'replay only these runs (comma-separated ids)', (value: string) =>
-      value
-        .split(',')
-        .map((id) => id.trim())
-        .filter((id) => id !== ''),
-    )
+    .option('--runs <ids>', 'replay only these runs (comma-separated ids)', runIds)
     .option(
       '--since <when>',
       'replay runs started since a duration ago (24h) or a date (ISO 8601)',
-      (value: string) => parseSince(value),
+      tagged('since', (value: string) => parseSince(value)),
     )
     .option(
       '--bundle <file>',
@@ -72,11 +68,16 @@ export function registerPolicyCommands(
     .option('--config <file>', 'callgate.yaml whose tools give the annotations the ledger does not record')
     .option('--tools <file>', 'a YAML or JSON list of tool specs (annotations, trust) for the same use')
     .option('--json', 'print the replay as JSON')
-    .option('--fail-on <changes>', `exit 1 when a call is one of: ${CHANGES.join(', ')}`, parseChanges)
+    .option(
+      '--fail-on <changes>',
+      `exit 1 when a call is one of: ${CHANGES.join(', ')}`,
+      tagged('changes', parseChanges),
+    )
     .addOption(
       new Option('--data <dir>', 'data folder (SQLite database and vault)')
         .env('CALLGATE_DATA')
-        .default('.callgate'),
+        .default('.callgate')
+        .argParser(folderPath),
     )
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
@@ -87,7 +88,10 @@ export function registerPolicyCommands(
     .description('put a new policy in force on a running server (validated, then recorded in the ledger)')
     .option('--file <file>', 'send this policy file (default: the server reads its own policy file again)')
     .addOption(
-      new Option('--url <url>', 'the callgate server').env('CALLGATE_URL').default('http://127.0.0.1:7420'),
+      new Option('--url <url>', 'the callgate server')
+        .env('CALLGATE_URL')
+        .default('http://127.0.0.1:7420')
+        .argParser(httpUrl),
     )
     .addOption(new Option('--key <key>', 'an admin API key').env('CALLGATE_API_KEY'))
     .addHelpText('after', context.exitCodes)

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Gateway } from '@callgate/mcp-gateway';
-import { CallgateError } from '@callgate/protocol';
+import { CallgateError, isCallgateError } from '@callgate/protocol';
 import {
   DEFAULT_MCP_PROFILE,
   readPolicyFile,
@@ -9,9 +9,11 @@ import {
   startServer,
   startTelemetry,
 } from '@callgate/server';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
+import { folderPath, portNumber } from '../options.js';
 import { startWitnessLoop } from '../witness/loop.js';
 import { openServeEngine } from './serve-store.js';
+import { readServerAddress, writeServerAddress } from './server-address.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
 /** Options of `callgate serve`; flags win over the config file, which wins over defaults. */
@@ -68,17 +70,51 @@ export async function runServe(options: ServeOptions): Promise<number> {
     ...(options.init ? { init: true } : {}),
     ...(config.vault !== undefined ? { vault: config.vault } : {}),
     synchronous: options.synchronous ?? config.synchronous ?? 'NORMAL',
+  }).catch((error: unknown) => {
+    // Another server holds the folder: say where it listens, so it can be used instead.
+    const running =
+      isCallgateError(error) && error.kind === 'conflict' ? readServerAddress(dataDir) : undefined;
+    if (running) throw new CallgateError('conflict', `${(error as Error).message} It serves ${running}.`);
+    throw error;
   });
   const host = options.host ?? config.host ?? '127.0.0.1';
   const port = options.port ?? config.port ?? 7420;
   let gateway: Gateway;
   let upstreams: Awaited<ReturnType<typeof startGateway>>['upstreams'];
+  // Upstreams can take a while to start (an initialize is awaited up to 30 s): a signal meanwhile
+  // stops the processes already started and the store, then exits, as one after start does.
+  let starting: Gateway | undefined;
+  let interrupted: Promise<never> | undefined;
+  const stopStarting = (signal: NodeJS.Signals) => {
+    interrupted ??= (async () => {
+      logger.info({ signal }, 'shutting down while starting');
+      await starting?.close().catch(() => {});
+      await embedded.close().catch(() => {});
+      print('callgate stopped');
+      process.exit(0);
+    })();
+  };
+  process.once('SIGINT', stopStarting);
+  process.once('SIGTERM', stopStarting);
   try {
-    ({ gateway, upstreams } = await startGateway({ engine: embedded.engine, config, logger, host }));
+    ({ gateway, upstreams } = await startGateway({
+      engine: embedded.engine,
+      config,
+      logger,
+      host,
+      onCreated: (created) => {
+        starting = created;
+      },
+    }));
   } catch (error) {
+    if (interrupted) await interrupted;
     await embedded.close();
     throw error;
+  } finally {
+    process.removeListener('SIGINT', stopStarting);
+    process.removeListener('SIGTERM', stopStarting);
   }
+  if (interrupted) await interrupted;
   const telemetry = startTelemetry(process.env);
   let running: Awaited<ReturnType<typeof startServer>>;
   try {
@@ -116,6 +152,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
         logger,
       })
     : undefined;
+  const forgetAddress = store === undefined ? writeServerAddress(dataDir, running.url) : () => {};
   print(`callgate serving ${running.url}`);
   print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);
   print(`  approvals  ${running.url}/ui/approvals`);
@@ -152,6 +189,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
   await running.closed;
   await telemetry?.shutdown();
   await witnessLoop?.stop();
+  // The server closed the engine and its store; this also releases the data folder's writer lock
+  // (idempotent for what is already closed).
+  await embedded.close();
+  forgetAddress();
   print('callgate stopped');
   return 0;
 }
@@ -177,13 +218,6 @@ function policyRereader(options: ServeOptions) {
   };
 }
 
-function portNumber(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535)
-    throw new InvalidArgumentError('expected a port, 0 to 65535');
-  return parsed;
-}
-
 /** Registers `callgate serve` on the program. */
 export function registerServeCommand(
   program: Command,
@@ -199,9 +233,9 @@ export function registerServeCommand(
       'callgate.yaml: policy, tools, upstreams, mcp, data, store, log_key, host, port, webhook, vault, synchronous',
     )
     .addOption(
-      new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)').env(
-        'CALLGATE_DATA',
-      ),
+      new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)')
+        .env('CALLGATE_DATA')
+        .argParser(folderPath),
     )
     .addOption(
       new Option(

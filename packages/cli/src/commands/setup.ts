@@ -65,6 +65,8 @@ export async function startGateway(options: {
   config: ServerConfig;
   logger: Logger;
   host?: string;
+  /** Receives the gateway before its upstreams are started (to close it should start be interrupted). */
+  onCreated?: (gateway: Gateway) => void;
 }): Promise<{ gateway: Gateway; upstreams: UpstreamState[] }> {
   let allowedHosts: string[] | undefined;
   if (options.host !== undefined && isLoopback(options.host)) {
@@ -77,6 +79,7 @@ export async function startGateway(options: {
     logger: options.logger,
     ...(allowedHosts ? { allowedHosts } : {}),
   });
+  options.onCreated?.(gateway);
   try {
     return { gateway, upstreams: await gateway.start() };
   } catch (error) {

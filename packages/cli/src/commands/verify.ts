@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseVerifierKey, verifyBundle } from '@callgate/core';
+import { parseVerifierKey, verifyBundleText } from '@callgate/core';
 import { count } from '../format.js';
 
 export interface VerifyOptions {
@@ -14,13 +14,15 @@ export interface VerifyOptions {
 }
 
 /**
- * `callgate verify FILE`: every check of a bundle, offline. Exit code 0 when all hold, 1 when
- * any fails, 2 when the file cannot be read or is not JSON.
+ * `callgate verify FILE`: every check of a bundle, offline, read losslessly (a record line with a
+ * duplicate key or not in its canonical form fails, naming its line). Exit code 0 when all hold,
+ * 1 when any fails, 2 when the file cannot be read or is not JSON.
  */
 export async function runVerify(file: string, options: VerifyOptions): Promise<number> {
-  let input: unknown;
+  let input: string;
   try {
-    input = JSON.parse(await readFile(file, 'utf8'));
+    input = await readFile(file, 'utf8');
+    JSON.parse(input);
   } catch (error) {
     options.out(`callgate verify: cannot read ${file}: ${(error as Error).message}`);
     return 2;
@@ -35,7 +37,7 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
       return 2;
     }
   }
-  const report = verifyBundle(input, {
+  const report = verifyBundleText(input, {
     ...(options.publicKey ? { publicKey: options.publicKey } : {}),
     ...(options.strict ? { strict: true } : {}),
     ...(options.expectSize !== undefined ? { expectSize: options.expectSize } : {}),

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { resolve } from 'node:path';
 import { parseVerifierKey, Witness, witnessSignerFromPrivateKey } from '@callgate/core';
 import type { Command } from 'commander';
+import { folderPath, portNumber } from '../options.js';
 import { FileWitnessState, loadOrCreateWitnessKey } from '../witness/files.js';
 
 /** Default key name of a witness (the first part of its vkey). */
@@ -99,7 +100,7 @@ export function registerWitnessCommands(
   witness
     .command('serve')
     .description('cosign checkpoints of the given logs, each only if consistent with the last one cosigned')
-    .requiredOption('--data <dir>', "the witness's folder (its key and state)")
+    .requiredOption('--data <dir>', "the witness's folder (its key and state)", folderPath)
     .requiredOption(
       '--log <key>',
       'verifier key of a log to witness (repeatable)',
@@ -107,7 +108,7 @@ export function registerWitnessCommands(
     )
     .option('--name <name>', `the witness's key name (default ${DEFAULT_WITNESS_NAME})`)
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
-    .option('--port <port>', 'port to listen on (default 0: a free one)', Number)
+    .option('--port <port>', 'port to listen on (default 0: a free one)', portNumber)
     .addHelpText('after', context.exitCodes)
     .action(async (options: WitnessServeOptions) => {
       const running = await startWitness(options);
@@ -123,7 +124,7 @@ export function registerWitnessCommands(
   witness
     .command('key')
     .description("print the witness's vkey (pin it with callgate verify --witness)")
-    .requiredOption('--data <dir>', "the witness's folder")
+    .requiredOption('--data <dir>', "the witness's folder", folderPath)
     .option('--name <name>', `the witness's key name (default ${DEFAULT_WITNESS_NAME})`)
     .action((options: { data: string; name?: string }) => {
       const seed = loadOrCreateWitnessKey(resolve(options.data));

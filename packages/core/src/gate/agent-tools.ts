@@ -10,24 +10,35 @@ import type { ToolRegistry } from './registry.js';
 const AGENT_TOOLS_META = 'agent-tools';
 
 async function storedTools(store: Store): Promise<ToolSpec[]> {
+  return (await storedToolsWithText(store)).specs;
+}
+
+async function storedToolsWithText(store: Store): Promise<{ specs: ToolSpec[]; text?: string }> {
   const text = await store.getMeta(AGENT_TOOLS_META);
-  if (text === undefined) return [];
+  if (text === undefined) return { specs: [] };
   try {
     const specs = JSON.parse(text) as unknown;
-    return Array.isArray(specs) ? (specs as ToolSpec[]) : [];
+    return Array.isArray(specs) ? { specs: specs as ToolSpec[], text } : { specs: [] };
   } catch {
-    return [];
+    return { specs: [] };
   }
 }
 
 /** Adds `specs` to the stored agent tools; a name already stored keeps its spec. */
 export async function rememberAgentTools(store: Store, specs: readonly ToolSpec[]): Promise<void> {
   if (specs.length === 0) return;
-  const known = await storedTools(store);
+  const { specs: known, text } = await storedToolsWithText(store);
   const names = new Set(known.map((spec) => spec.name));
   const added = specs.filter((spec) => !names.has(spec.name));
   if (added.length === 0) return;
-  await store.setMeta(AGENT_TOOLS_META, canonicalJson([...known, ...added]));
+  // The stored text is the canonical JSON of an array: the new specs are appended to it, so a
+  // registration costs the size of what it adds, not of every tool registered before.
+  const tail = added.map((spec) => canonicalJson(spec)).join(',');
+  const appendable = text !== undefined && known.length > 0 && text.startsWith('[') && text.endsWith(']');
+  await store.setMeta(
+    AGENT_TOOLS_META,
+    appendable ? `${text.slice(0, -1)},${tail}]` : canonicalJson([...known, ...added]),
+  );
 }
 
 /** Adds the stored agent tools `registry` does not know (configured tools win); logs a spec that no longer compiles. */

@@ -4,8 +4,8 @@ import {
   approvalResponseSchema,
   CallgateError,
 } from '@callgate/protocol';
-import { digestOf } from '../json/canonical.js';
 import { checkJsonValue, type JsonLimits } from '../json/safe-json.js';
+import { argumentsDigestOf } from '../ledger/arguments-key.js';
 
 /** How a pending approval ends. */
 export interface Settlement {
@@ -56,7 +56,7 @@ export function answerSettlement(
   let edited = false;
   let digest = current.arguments_digest;
   if (answer.arguments !== undefined) {
-    const editedDigest = digestOf(answer.arguments);
+    const editedDigest = argumentsDigestOf(answer.arguments);
     edited = editedDigest !== current.arguments_digest;
     if (edited) digest = editedDigest;
   }

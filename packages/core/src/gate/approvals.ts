@@ -6,7 +6,7 @@ import {
   type Grant,
 } from '@callgate/protocol';
 import type { ApprovalPort } from '../approvals/port.js';
-import { digestOf } from '../json/canonical.js';
+import { argumentsDigestOf } from '../ledger/arguments-key.js';
 import { answerSettlement, parseApprovalAnswer, type Settlement } from './approval-answers.js';
 import { type ApprovalChannel, type ApprovalEvent, RemoteWaiters } from './approval-channel.js';
 import { ApprovalHandouts, type ApprovalState } from './approval-handouts.js';
@@ -120,7 +120,7 @@ export class ApprovalCoordinator {
       call_id: verdict.call_id,
       tool: verdict.tool,
       arguments: verdict.arguments ?? {},
-      arguments_digest: verdict.arguments_digest ?? digestOf(verdict.arguments ?? {}),
+      arguments_digest: verdict.arguments_digest ?? argumentsDigestOf(verdict.arguments ?? {}),
       ...(verdict.injected ? { injected: verdict.injected } : {}),
       rules: decision.rules,
       reason: decision.reason,

@@ -7,10 +7,10 @@ import {
   isCallgateError,
   type ToolCall,
 } from '@callgate/protocol';
-import { sha256Digest } from '../crypto.js';
 import { fastCanonicalJson } from '../json/canonical.js';
 import { recordable } from '../json/normalize.js';
 import { readArguments } from '../json/safe-json.js';
+import { argumentsDigest } from '../ledger/arguments-key.js';
 import type { CallRow } from '../store/store.js';
 import { commitValue, type GateContext } from './context.js';
 import { valueAtPath } from './guardrails.js';
@@ -63,11 +63,6 @@ interface Prepared {
   effective?: { digest: string; injected: string[] };
 }
 
-/** The digest the gate binds arguments by (`arguments_digest`): SHA-256 of their RFC 8785 form. */
-function argumentsDigest(args: Record<string, unknown>): string {
-  return sha256Digest(fastCanonicalJson(args));
-}
-
 /**
  * The values a framework adds to a call's arguments (`ToolCall.injected`), read as arguments are
  * (an object, lossless, within the limits), and the digest of the arguments that run with them.
@@ -89,7 +84,7 @@ function effectiveArguments(
   }
   const names = Object.keys(values).sort();
   if (names.length === 0) return undefined;
-  return { values, digest: argumentsDigest({ ...args, ...values }), injected: names };
+  return { values, digest: argumentsDigest(fastCanonicalJson({ ...args, ...values })), injected: names };
 }
 
 /**
@@ -172,7 +167,7 @@ function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Ma
     }
     const canonical = fastCanonicalJson(args);
     verdict.arguments = args;
-    verdict.arguments_digest = sha256Digest(canonical);
+    verdict.arguments_digest = argumentsDigest(canonical);
     const effective = effectiveArguments(context, args, (call as { injected?: unknown }).injected);
     if (effective) verdict.injected = effective.values;
     context.guardrails.check(tool, args);
@@ -353,7 +348,7 @@ export async function decideCalls(
           attempt: verdict.attempt,
           tool: verdict.tool,
           arguments_digest: verdict.arguments_digest,
-          effective_digest: item.effective.digest,
+          effective_arguments_digest: item.effective.digest,
           injected: item.effective.injected,
         }),
       );

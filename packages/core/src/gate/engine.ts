@@ -11,6 +11,7 @@ import {
 } from '@callgate/protocol';
 import { canonicalJson } from '../json/canonical.js';
 import { DEFAULT_JSON_LIMITS } from '../json/safe-json.js';
+import type { RunExportOptions } from '../ledger/export.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Policy } from '../policy/index.js';
 import type { ApprovalQuery, RunRow, Store } from '../store/store.js';
@@ -377,10 +378,11 @@ export class Engine {
   }
 
   /**
-   * Exports a run as a bundle: `callgate-bundle/2` (one batch inclusion proof), or with `proofs`
-   * `callgate-bundle/1` (one inclusion proof per record); with openings when `openings` is set.
+   * Exports a run as a bundle: `callgate-bundle/3` (one batch inclusion proof, a manifest signed
+   * by the log key), or with `proofs` `callgate-bundle/1` (one inclusion proof per record); with
+   * openings when `openings` is set, and the run's key with `openings` or `revealRunKeys`.
    */
-  exportRun(runId: string, options: { openings?: boolean; proofs?: boolean } = {}): Promise<AnyBundle> {
+  exportRun(runId: string, options: RunExportOptions = {}): Promise<AnyBundle> {
     return this.ledger.exportRun(runId, options);
   }
 

@@ -1,8 +1,8 @@
 import { CallgateError, type ErrorKind, type Outcome } from '@callgate/protocol';
-import { sha256Digest } from '../crypto.js';
 import { fastCanonicalJson } from '../json/canonical.js';
 import { recordable } from '../json/normalize.js';
 import { readArguments } from '../json/safe-json.js';
+import { argumentsDigest } from '../ledger/arguments-key.js';
 import { commitValue, type GateContext } from './context.js';
 import { recordRefusal } from './refusals.js';
 import type { RunState } from './run-state.js';
@@ -135,7 +135,7 @@ export async function beginOutcome(
     let ranDigest: string | null = null;
     try {
       if (report.arguments !== undefined)
-        ranDigest = sha256Digest(fastCanonicalJson(readArguments(report.arguments, context.jsonLimits)));
+        ranDigest = argumentsDigest(fastCanonicalJson(readArguments(report.arguments, context.jsonLimits)));
     } catch {
       ranDigest = null;
     }

@@ -14,10 +14,14 @@ export interface RegisteredTool {
  * (linear time), so no schema and argument pair can stall the process; `format` is not asserted.
  */
 export class ToolRegistry {
+  // One Ajv for the registry's life: a new instance compiles the draft 2020-12 meta-schema again
+  // on its first schema (tens of ms on the event loop). `addUsedSchema: false`: a tool's `$id`
+  // is not a name other tools' schemas can reach (nor one they can collide on).
   readonly #ajv = new Ajv2020({
     allErrors: true,
     strict: false,
     validateFormats: false,
+    addUsedSchema: false,
     code: { regExp: ajvLinearRegExp },
   });
   readonly #tools = new Map<string, RegisteredTool>();
@@ -32,6 +36,16 @@ export class ToolRegistry {
    *   or one of its patterns needs what RE2 lacks (backreferences, lookaround), naming the schema path.
    */
   add(spec: ToolSpec): void {
+    const tool = this.compile(spec);
+    this.#tools.set(tool.spec.name, tool);
+  }
+
+  /**
+   * Checks and compiles a spec as {@link add} does, without adding it: several specs can be
+   * checked before any is added ({@link addCompiled}).
+   * @throws CallgateError as {@link add}.
+   */
+  compile(spec: ToolSpec): RegisteredTool {
     const parsed = toolSpecSchema.safeParse(spec);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -58,7 +72,12 @@ export class ToolRegistry {
         `tool ${spec.name}: its input schema does not compile: ${(error as Error).message}`,
       );
     }
-    this.#tools.set(spec.name, { spec: parsed.data, validate });
+    return { spec: parsed.data, validate };
+  }
+
+  /** Adds (or replaces) a tool {@link compile} returned. */
+  addCompiled(tool: RegisteredTool): void {
+    this.#tools.set(tool.spec.name, tool);
   }
 
   /** Removes a tool; true when it was there. */

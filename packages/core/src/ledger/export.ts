@@ -1,13 +1,14 @@
 // Exporting one run as a bundle: its records, one batch inclusion proof of them all under the
-// latest checkpoint (`callgate-bundle/2`; or, on request, an RFC 9162 inclusion proof of each,
-// `callgate-bundle/1`), the checkpoints and consistency proof between them, the policy documents
-// its decisions name and, on request, the openings of its commitments.
+// latest checkpoint and a manifest signed by the log key (`callgate-bundle/3`; or, on request, an
+// RFC 9162 inclusion proof of each, `callgate-bundle/1`), the checkpoints and consistency proof
+// between them, the policy documents its decisions name and, on request, the openings of its
+// commitments and the run's key.
 import {
   type AnyBundle,
   BUNDLE_FORMAT,
-  BUNDLE_FORMAT_V2,
+  BUNDLE_FORMAT_V3,
   type Bundle,
-  type BundleV2,
+  type BundleV3,
   CallgateError,
   type ConsistencyProof,
   type InclusionProof,
@@ -16,9 +17,11 @@ import {
 } from '@callgate/protocol';
 import { canonicalJson, digestOf } from '../json/canonical.js';
 import type { CheckpointRow, Store } from '../store/store.js';
+import type { RunKeys } from './arguments-key.js';
 import { encodeBase64 } from './base64.js';
 import { batchProofRanges } from './batch-proof.js';
 import { LEAF_CHUNK } from './frontier-store.js';
+import { signManifest } from './manifest.js';
 import { inclusionRanges } from './merkle.js';
 import { consistencyProofFrom, encodedRanges, rootFrom, SubtreeCollector } from './proofs.js';
 import { hashRecord, recordCommitments } from './record.js';
@@ -49,6 +52,8 @@ export interface RunExportContext {
   exportedAt: number;
   /** The checkpoint the bundle proves its records under: the latest, covering the whole log. */
   latest: CheckpointRow;
+  /** The log's run keys (record format version 2), for `revealRunKeys` and openings. */
+  keys?: RunKeys | undefined;
 }
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(b);
@@ -69,14 +74,19 @@ export interface RunExportOptions {
   openings?: boolean;
   /**
    * One RFC 9162 inclusion proof per record (`callgate-bundle/1`) instead of one batch proof of
-   * them all (`callgate-bundle/2`, the default: half the size or less).
+   * them all and a signed manifest (`callgate-bundle/3`, the default: half the size or less).
    */
   proofs?: boolean;
+  /**
+   * Reveal the run's key (`run_keys`) so that an auditor holding its arguments can check the keyed
+   * `arguments_digest`s (record format version 2). Implied by `openings`. `callgate-bundle/3` only.
+   */
+  revealRunKeys?: boolean;
 }
 
 /**
  * Builds the bundle of run `runId` (records with seq below the latest checkpoint's size):
- * `callgate-bundle/2`, or `callgate-bundle/1` with `proofs`. Reads every leaf hash up to that
+ * `callgate-bundle/3`, or `callgate-bundle/1` with `proofs`. Reads every leaf hash up to that
  * size once (O(n) hashing, O(proofs + log n) memory).
  * @throws CallgateError `not-found` when the run has no records; `ledger-invalid` when the store's
  *   leaf hashes contradict a checkpoint or a record.
@@ -190,10 +200,39 @@ export async function exportRunBundle(
     };
     return bundle;
   }
-  const bundle: BundleV2 = {
-    format: BUNDLE_FORMAT_V2,
-    ...common,
+  const lastLeaf = source(0, last.seq) as Uint8Array;
+  const manifest = signManifest(
+    {
+      origin: context.origin,
+      exported_at: context.exportedAt,
+      synchronous: store.synchronous,
+      records: records.length,
+      tree_size: size,
+      root: latest.root,
+      runs: [{ run_id: runId, seq: last.seq, leaf: lastLeaf, ended: last.type === 'run-end' }],
+    },
+    context.signer,
+  );
+  const reveal = (options.openings || options.revealRunKeys) && context.keys !== undefined;
+  const { openings, key_rotations, ...rest } = common;
+  const bundle: BundleV3 = {
+    format: BUNDLE_FORMAT_V3,
+    origin: rest.origin,
+    public_key: rest.public_key,
+    exported_at: rest.exported_at,
+    synchronous: rest.synchronous,
+    manifest,
+    checkpoints: rest.checkpoints,
+    consistency,
     inclusion: { tree_size: size, hashes: batch.map(([start, end]) => encoded(start, end)) },
+    policies: rest.policies,
+    ...(openings ? { openings } : {}),
+    ...(reveal && context.keys
+      ? { run_keys: [{ run_id: runId, key: Buffer.from(context.keys.of(runId)).toString('base64url') }] }
+      : {}),
+    ...(key_rotations ? { key_rotations } : {}),
+    // Last: a bundle file holds its records one a line at its end (see bundle-text.ts).
+    records,
   };
   return bundle;
 }

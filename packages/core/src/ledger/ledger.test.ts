@@ -51,7 +51,7 @@ describe('Ledger.append', () => {
     const second = await ledger.append('run-a', message(1));
     const other = await ledger.append('run-b', start);
     expect(first).toMatchObject({
-      v: 1,
+      v: 2,
       seq: 0,
       run_id: 'run-a',
       run_seq: 0,

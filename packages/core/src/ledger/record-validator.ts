@@ -8,7 +8,14 @@
 // nullable, optional, arrays, string records, unknown); any other construct makes it defer to
 // zod for that record type. It may be stricter than zod (it wants plain objects) but never
 // looser: callers treat `false` as "ask zod", never as a verdict.
-import { bundleSchema, bundleV2Schema, ledgerRecordSchema } from '@callgate/protocol';
+import {
+  bundleSchema,
+  bundleV2Schema,
+  bundleV3Schema,
+  CallgateError,
+  ledgerRecordSchema,
+  ledgerRecordV2Schema,
+} from '@callgate/protocol';
 
 type Check = (value: unknown) => boolean;
 
@@ -25,7 +32,35 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === Object.prototype || prototype === null;
 }
 
+/** 0 for '0'–'9' and 'a'–'f' (lowercase hex digits), else 1, by char code below 128. */
+const NOT_HEX = new Uint8Array(128).fill(1);
+for (const c of '0123456789abcdef') NOT_HEX[c.charCodeAt(0)] = 0;
+
+/**
+ * The digest patterns of the record format (`^<prefix>:[0-9a-f]{64}$` with a literal prefix of
+ * letters, digits and '-') as a loop over char codes: exactly what the regex accepts, cheaper.
+ */
+function digestPatternCheck(pattern: RegExp): Check | undefined {
+  const match = /^\^([a-z0-9-]+):\[0-9a-f\]\{64\}\$$/.exec(pattern.source);
+  if (match === null || pattern.flags !== '') return undefined;
+  const prefix = `${match[1]}:`;
+  const length = prefix.length + 64;
+  return (value) => {
+    if (typeof value !== 'string' || value.length !== length || !value.startsWith(prefix)) return false;
+    for (let i = prefix.length; i < length; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 128 || NOT_HEX[code] === 1) return false;
+    }
+    return true;
+  };
+}
+
 function compileString(checks: readonly ZodLike[]): Check | undefined {
+  if (checks.length === 1) {
+    const pattern = (checks[0] as ZodLike)._zod.def.pattern;
+    const fast = pattern instanceof RegExp ? digestPatternCheck(pattern) : undefined;
+    if (fast) return fast;
+  }
   const patterns: RegExp[] = [];
   for (const check of checks) {
     const def = check._zod.def as { check?: string; format?: string; pattern?: RegExp };
@@ -175,10 +210,36 @@ export function compileSchemaCheck(schema: unknown): (value: unknown) => boolean
  * True when `value` is certainly a valid version 1 ledger record (it passes `ledgerRecordSchema`).
  * False means "not certain": run `ledgerRecordSchema.safeParse` for the verdict and its message.
  */
-export const isLedgerRecord: (value: unknown) => boolean = compileSchemaCheck(ledgerRecordSchema);
+const isLedgerRecordV1 = compileSchemaCheck(ledgerRecordSchema);
+const isLedgerRecordV2 = compileSchemaCheck(ledgerRecordV2Schema);
+export const isLedgerRecord = (value: unknown): boolean =>
+  (value as { v?: unknown } | null)?.v === 2 ? isLedgerRecordV2(value) : isLedgerRecordV1(value);
+
+/** The record schema of `value`'s format version: version 2 when `v` is 2, else version 1. */
+export function recordSchemaOf(value: unknown): typeof ledgerRecordSchema | typeof ledgerRecordV2Schema {
+  return (value as { v?: unknown } | null)?.v === 2 ? ledgerRecordV2Schema : ledgerRecordSchema;
+}
+
+/**
+ * Checks a record before it is written: the fast check, and zod's verdict when it is not certain.
+ * @throws CallgateError `ledger-invalid` naming the first wrong field.
+ */
+export function assertLedgerRecord(record: { type: unknown }): void {
+  if (isLedgerRecord(record)) return;
+  const checked = recordSchemaOf(record).safeParse(record);
+  if (checked.success) return;
+  const issue = checked.error.issues[0];
+  throw new CallgateError(
+    'ledger-invalid',
+    `invalid ${String(record.type)} record: ${issue?.path.join('.') || 'record'}: ${issue?.message}`,
+  );
+}
 
 /** True when `value` certainly passes `bundleSchema` (records unchecked: they are `unknown`). */
 export const isBundleShape: (value: unknown) => boolean = compileSchemaCheck(bundleSchema);
 
 /** True when `value` certainly passes `bundleV2Schema` (records unchecked: they are `unknown`). */
 export const isBundleV2Shape: (value: unknown) => boolean = compileSchemaCheck(bundleV2Schema);
+
+/** True when `value` certainly passes `bundleV3Schema` (records as strings, unparsed). */
+export const isBundleV3Shape: (value: unknown) => boolean = compileSchemaCheck(bundleV3Schema);

@@ -3,6 +3,7 @@ import type { LedgerRecord } from '@callgate/protocol';
 import { sha256, sha256Digest, sha256Into } from '../crypto.js';
 import type { StoredRecord } from '../store/store.js';
 import { fastCanonicalJson } from './fast-canonical.js';
+import { canonicalOfParsed } from './plain-canonical.js';
 
 /** The canonical form and both hashes of a record's canonical bytes. */
 export interface RecordHashes {
@@ -10,22 +11,36 @@ export interface RecordHashes {
   canonical: string;
   /** RFC 9162 leaf hash SHA-256(0x00 ‖ canonical), 32 bytes. */
   leaf_hash: Uint8Array;
-  /** `sha256:<hex>` of canonical: what the run's next record names as `prev`. */
+  /**
+   * What the run's next record names as `prev`: for version 1, `sha256:<hex>` of canonical; for
+   * version 2, `sha256:<hex>` of the leaf hash itself (one hash per record).
+   */
   digest: string;
+}
+
+/** True for a version 2 record (its chain links on the leaf hash). */
+function chainsOnLeaf(record: unknown): boolean {
+  return (record as { v?: unknown } | null)?.v === 2;
+}
+
+/** `sha256:<hex>` of a 32-byte leaf hash: a version 2 record's chain digest. */
+export function leafDigest(leaf: Uint8Array): string {
+  return `sha256:${Buffer.from(leaf.buffer, leaf.byteOffset, 32).toString('hex')}`;
 }
 
 /**
  * Hashes a record-like value: RFC 8785 canonical JSON, the RFC 9162 leaf hash of those bytes and
- * their `sha256:` digest.
+ * its chain digest (see {@link RecordHashes}).
  * @throws CallgateError `tool-args-invalid` when the value has no canonical JSON form.
  */
 export function hashRecord(record: unknown): RecordHashes {
   const canonical = fastCanonicalJson(record);
   const prefixed = leafInput(canonical);
+  const leaf_hash = sha256(prefixed);
   return {
     canonical,
-    leaf_hash: sha256(prefixed),
-    digest: sha256Digest(prefixed.subarray(1)),
+    leaf_hash,
+    digest: chainsOnLeaf(record) ? leafDigest(leaf_hash) : sha256Digest(prefixed.subarray(1)),
   };
 }
 
@@ -44,8 +59,9 @@ function leafInput(canonical: string): Buffer {
  * @throws CallgateError `tool-args-invalid` when the value has no canonical JSON form.
  */
 export function hashRecordInto(record: unknown, leaves: Uint8Array, offset: number): string {
-  const prefixed = leafInput(fastCanonicalJson(record));
+  const prefixed = leafInput(canonicalOfParsed(record));
   sha256Into(leaves, offset, prefixed);
+  if (chainsOnLeaf(record)) return leafDigest(leaves.subarray(offset, offset + 32));
   return sha256Digest(prefixed.subarray(1));
 }
 
@@ -57,7 +73,7 @@ type BaseValues = readonly [
   run_seq: number,
   seq: number,
   ts: number,
-  v: 1,
+  v: 1 | 2,
 ];
 
 /** The sorted keys of a record made from bodies with the keys `bodyKeys`; source -1 = the body. */

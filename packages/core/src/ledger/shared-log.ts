@@ -2,19 +2,14 @@
 // record's place (seq, run_seq, prev) and the Merkle frontier come from the store's transactions
 // (its LogSequencer), and checkpoints are signed only by the engine holding the store's lease.
 // Appends made in the same tick still go to the store in one transaction (group commit).
-import {
-  type AnyBundle,
-  CallgateError,
-  type LedgerRecord,
-  ledgerRecordSchema,
-  type RecordBody,
-} from '@callgate/protocol';
+import { type AnyBundle, CallgateError, type LedgerRecord, type RecordBody } from '@callgate/protocol';
 import type { LogPosition, LogSequencer } from '../store/sequencer.js';
 import type { CheckpointRow, Store, StoredRecord } from '../store/store.js';
+import { openRecordFormat, type RecordFormat } from './arguments-key.js';
 import { exportRunBundle, type RunExportOptions } from './export.js';
 import { CompactRange } from './merkle.js';
 import { buildRecord, sealRecord } from './record.js';
-import { isLedgerRecord } from './record-validator.js';
+import { assertLedgerRecord } from './record-validator.js';
 import { type LogSigner, openCheckpoint, signCheckpoint } from './signed-note.js';
 
 /** Store meta keys a shared log claims at its first open. */
@@ -59,9 +54,18 @@ export class SharedLog {
   readonly #timer: NodeJS.Timeout;
   #signing: Promise<CheckpointRow | undefined> | undefined;
   #closed = false;
+  /** The record version this log writes, and its run keys (version 2). */
+  readonly format: RecordFormat;
 
-  private constructor(store: Store, sequencer: LogSequencer, options: SharedLogOptions, size: number) {
+  private constructor(
+    store: Store,
+    sequencer: LogSequencer,
+    options: SharedLogOptions,
+    size: number,
+    format: RecordFormat,
+  ) {
     this.#store = store;
+    this.format = format;
     this.#sequencer = sequencer;
     this.#options = options;
     this.#size = size;
@@ -91,7 +95,8 @@ export class SharedLog {
         `the store's log is signed by key ${key}, not ${options.signer.verifierKey}: every replica must use the log's one key (a shared key file, or the key kept in the database)`,
       );
     const { size } = await sequencer.frontier();
-    const log = new SharedLog(store, sequencer, options, size);
+    const format = await openRecordFormat(store, size, (name, value) => sequencer.claimMeta(name, value));
+    const log = new SharedLog(store, sequencer, options, size, format);
     log.#latest = await store.latestCheckpoint();
     return log;
   }
@@ -123,24 +128,12 @@ export class SharedLog {
   }
 
   #seal(pending: Pending, position: LogPosition): StoredRecord {
-    const record = buildRecord(pending.body, [
-      position.prev,
-      pending.runId,
-      position.run_seq,
-      position.seq,
-      this.#options.clock(),
-      1,
-    ]);
-    if (this.#options.validate && !isLedgerRecord(record)) {
-      const checked = ledgerRecordSchema.safeParse(record);
-      if (!checked.success) {
-        const issue = checked.error.issues[0];
-        throw new CallgateError(
-          'ledger-invalid',
-          `invalid ${String(record.type)} record: ${issue?.path.join('.') || 'record'}: ${issue?.message}`,
-        );
-      }
-    }
+    const { version, keys } = this.format;
+    const record = buildRecord(
+      keys === undefined ? pending.body : keys.keyBody(pending.runId, pending.body),
+      [position.prev, pending.runId, position.run_seq, position.seq, this.#options.clock(), version],
+    );
+    if (this.#options.validate) assertLedgerRecord(record);
     return sealRecord(record);
   }
 
@@ -280,6 +273,7 @@ export class SharedLog {
         origin: this.#options.origin,
         exportedAt: this.#options.clock(),
         latest,
+        keys: this.format.keys,
       },
       runId,
       options,

@@ -165,8 +165,10 @@ export const consumeGrantBody = z
 
 export const bundleQuery = z.strictObject({
   openings: flag.optional(),
-  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof (`callgate-bundle/2`). */
+  /** One inclusion proof per record (`callgate-bundle/1`) instead of one batch proof and a signed manifest (`callgate-bundle/3`). */
   proofs: flag.optional(),
+  /** Reveal the run's key (`run_keys`), so the keyed arguments digests can be checked (implied by `openings`). */
+  reveal_run_keys: flag.optional(),
 });
 
 export const verifyQuery = z.strictObject({

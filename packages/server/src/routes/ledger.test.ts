@@ -17,8 +17,20 @@ describe('bundles and verification', () => {
     await call('POST', `/v1/runs/${runId}/end`, { key: keys.agent });
     const bundle = await call('GET', `/v1/runs/${runId}/bundle?openings=true`, { key: keys.reviewer });
     expect(bundle.status).toBe(200);
-    expect(bundle.json.format).toBe('callgate-bundle/2');
+    expect(bundle.json.format).toBe('callgate-bundle/3');
     expect(bundle.json.proofs).toBeUndefined();
+    // Exported with openings: the run's key is revealed, and the verifier checks the keyed digests.
+    expect(bundle.json.run_keys).toEqual([{ run_id: runId, key: expect.stringMatching(/^[\w-]{43}$/) }]);
+    const plain = await call('GET', `/v1/runs/${runId}/bundle`, { key: keys.reviewer });
+    expect(plain.json.run_keys).toBeUndefined();
+    const revealed = await call('GET', `/v1/runs/${runId}/bundle?reveal_run_keys`, { key: keys.reviewer });
+    expect(revealed.json.run_keys).toEqual(bundle.json.run_keys);
+    // The export's metadata is signed: an edited exported_at fails.
+    const edited = await call('POST', '/v1/verify', {
+      key: keys.reviewer,
+      body: { ...bundle.json, exported_at: bundle.json.exported_at + 1 },
+    });
+    expect(edited.json.failures.map((failure: { check: string }) => failure.check)).toEqual(['manifest']);
     const report = await call('POST', '/v1/verify?strict=true', { key: keys.reviewer, body: bundle.json });
     expect(report.json).toMatchObject({ ok: true, failures: [] });
     expect(report.json.records).toBe(bundle.json.records.length);

@@ -1,5 +1,11 @@
-import { digestOf, readArguments, verifyBundle } from '@callgate/core';
-import { bundleSchema, bundleV2Schema, CallgateError, toolSpecSchema } from '@callgate/protocol';
+import { argumentsDigestOf, readArguments, verifyBundle } from '@callgate/core';
+import {
+  bundleSchema,
+  bundleV2Schema,
+  bundleV3Schema,
+  CallgateError,
+  toolSpecSchema,
+} from '@callgate/protocol';
 import { z } from 'zod';
 import {
   bundleQuery,
@@ -33,7 +39,7 @@ export function ledgerRoutes(server: ServerContext): Route[] {
             call_id: body.call_id,
           });
         }
-        const digest = body.arguments_digest ?? digestOf(readArguments(body.arguments));
+        const digest = body.arguments_digest ?? argumentsDigestOf(readArguments(body.arguments));
         const grant = await engine.consumeGrant(
           body.token,
           { run_id: body.run_id, call_id: body.call_id, tool: body.tool, arguments_digest: digest },
@@ -67,13 +73,14 @@ export function ledgerRoutes(server: ServerContext): Route[] {
       summary: 'Export a run as a bundle',
       roles: ['agent', 'reviewer', 'admin'],
       query: bundleQuery,
-      response: z.union([bundleV2Schema, bundleSchema]),
+      response: z.union([bundleV3Schema, bundleV2Schema, bundleSchema]),
       errors: [404],
       async handler({ params, key, query }) {
         const run = await server.runFor(key, params.id ?? '');
         return engine.exportRun(run.run_id, {
           openings: flagOn(query.openings),
           proofs: flagOn(query.proofs),
+          revealRunKeys: flagOn(query.reveal_run_keys),
         });
       },
     }),

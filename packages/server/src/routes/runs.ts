@@ -1,4 +1,4 @@
-import { type ApiKeyRow, canonicalJson, ToolRegistry, type ToolSpec } from '@callgate/core';
+import { type ApiKeyRow, canonicalJson, type RegisteredTool, type ToolSpec } from '@callgate/core';
 import { CallgateError } from '@callgate/protocol';
 import { z } from 'zod';
 import {
@@ -57,7 +57,9 @@ function knownSpecText(spec: ToolSpec): string {
 function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly ToolSpec[]): ToolSpec[] {
   const registry = server.engine.registry;
   const trusted = key.role === 'admin';
-  const fresh = new ToolRegistry();
+  // Checked and compiled on the engine's own registry (no throwaway Ajv per request), added only
+  // once every spec has passed.
+  const fresh = new Map<string, RegisteredTool>();
   specs.forEach((sent, index) => {
     const spec = trusted ? sent : asAgentSpec(sent);
     const known = registry.get(spec.name);
@@ -75,7 +77,7 @@ function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly To
       return;
     }
     try {
-      fresh.add(spec);
+      fresh.set(spec.name, registry.compile(spec));
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new CallgateError('request-invalid', `body.tools[${index}]: ${message}`, {
@@ -83,9 +85,9 @@ function registerTools(server: ServerContext, key: ApiKeyRow, specs: readonly To
       });
     }
   });
-  const added = fresh.specs().filter((spec) => !registry.has(spec.name));
-  for (const spec of added) registry.add(spec);
-  return added;
+  const added = [...fresh.values()].filter((tool) => !registry.has(tool.spec.name));
+  for (const tool of added) registry.addCompiled(tool);
+  return added.map((tool) => tool.spec);
 }
 
 /** Routes of runs: start, list, get, end, a step's decisions, model messages and outcomes. */

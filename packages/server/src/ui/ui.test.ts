@@ -171,7 +171,7 @@ describe('web UI inbox and runs', () => {
     expect(page.text).toContain('too much');
     const bundle = await user.get(`/ui/runs/${runId}/bundle`);
     expect(bundle.headers.get('content-disposition')).toMatch(/^attachment; filename="callgate-run-/);
-    expect(JSON.parse(bundle.text).format).toBe('callgate-bundle/2');
+    expect(JSON.parse(bundle.text).format).toBe('callgate-bundle/3');
     expect((await user.get('/ui/runs/nope')).status).toBe(404);
   });
 

@@ -38,6 +38,12 @@ export interface BundleFixtureOptions {
   script?: (bodies: RecordBody[]) => RecordBody[];
   /** Include openings of the run's commitments (default true). */
   openings?: boolean;
+  /**
+   * One inclusion proof per record, `callgate-bundle/1` (default true: the format most tamper
+   * tests take apart); false exports the default `callgate-bundle/3` (typed as `Bundle` all the
+   * same: its `proofs` is then absent).
+   */
+  proofs?: boolean;
 }
 
 export interface BundleFixture {
@@ -226,7 +232,7 @@ export function fixtureRunBodies(
       attempt: 1,
       tool: 'read_contract',
       arguments_digest: digestOf(readArguments),
-      effective_digest: digestOf({ ...readArguments, tenant: 'acme' }),
+      effective_arguments_digest: digestOf({ ...readArguments, tenant: 'acme' }),
       injected: ['tenant'],
     },
     {
@@ -299,7 +305,7 @@ export async function buildBundleFixture(options: BundleFixtureOptions = {}): Pr
   // callgate-bundle/1 (one proof per record): the format most tamper tests take apart.
   const bundle = (await ledger.exportRun(FIXTURE_RUN_ID, {
     openings: options.openings ?? true,
-    proofs: true,
+    proofs: options.proofs ?? true,
   })) as Bundle;
   return { bundle, signer, store, ledger, runId: FIXTURE_RUN_ID, policyDigest };
 }

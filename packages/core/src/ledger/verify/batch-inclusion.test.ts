@@ -86,7 +86,7 @@ describe('callgate-bundle/2', () => {
 
   it('is what an export writes unless proofs are asked for, and verifies like version 1', async () => {
     const { v1, v2, signer, ledger } = await exported();
-    expect(v2.format).toBe('callgate-bundle/2');
+    expect(v2.format).toBe('callgate-bundle/3');
     expect('proofs' in v2).toBe(false);
     expect(v2.inclusion.tree_size).toBe(ledger.size);
     expect(v1.format).toBe('callgate-bundle/1');

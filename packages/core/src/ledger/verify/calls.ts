@@ -2,6 +2,7 @@
 // one approval request and one response; a call attempt runs at most once, with the arguments
 // decided (and approved); a denied or refused call never runs.
 import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
+import { AttemptMap } from './attempts.js';
 import type { Findings } from './report.js';
 
 interface DecisionState {
@@ -21,22 +22,21 @@ interface ApprovalState {
 const EXECUTED = new Set(['ok', 'error']);
 
 class RunCalls {
-  readonly #decisions = new Map<string, DecisionState>();
+  readonly #decisions = new AttemptMap<DecisionState>();
   readonly #latestByCall = new Map<string, DecisionState>();
   readonly #approvals = new Map<string, ApprovalState>();
 
   constructor(readonly findings: Findings) {}
 
   decision(record: LedgerRecordOf<'call-decision'>): void {
-    const key = `${record.call_id}\u0000${record.attempt}`;
-    if (this.#decisions.has(key))
+    if (this.#decisions.has(record.call_id, record.attempt))
       this.findings.fail(
         'execution',
         `call ${record.call_id} attempt ${record.attempt} was decided twice`,
         record,
       );
     const state: DecisionState = { record, requests: 0, responses: 0, executions: 0 };
-    this.#decisions.set(key, state);
+    this.#decisions.set(record.call_id, record.attempt, state);
     this.#latestByCall.set(record.call_id, state);
   }
 
@@ -94,7 +94,7 @@ class RunCalls {
   end(record: LedgerRecordOf<'call-end'>): void {
     const fail = (message: string) => this.findings.fail('execution', message, record);
     const call = `call ${record.call_id} attempt ${record.attempt}`;
-    const decision = this.#decisions.get(`${record.call_id}\u0000${record.attempt}`);
+    const decision = this.#decisions.get(record.call_id, record.attempt);
     if (decision === undefined) {
       fail(
         `${call} ${EXECUTED.has(record.outcome) ? 'ran' : `ended (${record.outcome})`} without a decision`,

@@ -3,6 +3,7 @@
 // call that did not run claims its grant, and an `effective-arguments` record follows its call's
 // decision and names the arguments it decided (invariant 5).
 import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
+import { AttemptMap } from './attempts.js';
 import type { Findings } from './report.js';
 
 /**
@@ -28,36 +29,38 @@ const RAN = new Set(['ok', 'error', 'changed-after-decision']);
  * an outcome claiming that call ran under its grant afterwards is a second `call-end`.
  */
 export function checkFidelity(records: readonly LedgerRecord[], strict: boolean, findings: Findings): void {
-  const runs = new Map<string, Map<string, AttemptState>>();
-  const latest = new Map<string, AttemptState>();
+  const runs = new Map<string, AttemptMap<AttemptState>>();
+  const latestOfRuns = new Map<string, Map<string, AttemptState>>();
   const approvalCalls = new Map<string, string>();
   const attemptsOf = (runId: string) => {
     let attempts = runs.get(runId);
     if (!attempts) {
-      attempts = new Map();
+      attempts = new AttemptMap();
       runs.set(runId, attempts);
+      latestOfRuns.set(runId, new Map());
     }
     return attempts;
   };
   for (const record of records) {
     const attempts = attemptsOf(record.run_id);
+    const latest = latestOfRuns.get(record.run_id) as Map<string, AttemptState>;
     switch (record.type) {
       case 'call-decision': {
         const state: AttemptState = { decision: record, approved: false, ends: 0 };
-        attempts.set(`${record.call_id}\u0000${record.attempt}`, state);
-        latest.set(`${record.run_id}\u0000${record.call_id}`, state);
+        attempts.set(record.call_id, record.attempt, state);
+        latest.set(record.call_id, state);
         break;
       }
       case 'approval-request':
         approvalCalls.set(record.approval_id, record.call_id);
         break;
       case 'approval-response': {
-        const state = latest.get(`${record.run_id}\u0000${record.call_id}`);
+        const state = latest.get(record.call_id);
         if (state && record.status === 'approved') state.approved = true;
         break;
       }
       case 'call-end': {
-        const state = attempts.get(`${record.call_id}\u0000${record.attempt}`);
+        const state = attempts.get(record.call_id, record.attempt);
         if (!state) break; // the call checks report an end without a decision
         state.ends += 1;
         const call = `call ${record.call_id} attempt ${record.attempt}`;
@@ -69,7 +72,7 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
       case 'effective-arguments': {
         // The arguments that ran beside the model's: only after that attempt's decision, and about
         // the arguments it decided (else the record claims another set than the one approved).
-        const state = attempts.get(`${record.call_id}\u0000${record.attempt}`);
+        const state = attempts.get(record.call_id, record.attempt);
         const call = `call ${record.call_id} attempt ${record.attempt}`;
         if (!state)
           findings.fail('effective-arguments', `${call} has effective arguments but no decision`, record);

@@ -2,10 +2,11 @@
 // bytes, the order of the bundle, and each run's sequence and hash chain — in one pass over the
 // records, keeping per record only what later checks need (the leaf hashes in one buffer), so
 // that a 100,000-record bundle is not 100,000 small objects more for the garbage collector.
-import { type LedgerRecord, ledgerRecordSchema } from '@callgate/protocol';
+import type { LedgerRecord } from '@callgate/protocol';
+import { sha256Digest, sha256Hex, sha256Into } from '../../crypto.js';
 import { HASH_SIZE } from '../merkle.js';
 import { hashRecordInto } from '../record.js';
-import { isLedgerRecord } from '../record-validator.js';
+import { isLedgerRecord, recordSchemaOf } from '../record-validator.js';
 import type { Findings, VerifyCheck } from './report.js';
 
 /** The bundle's records after the per-record checks, by position in the bundle. */
@@ -33,26 +34,59 @@ function describeIssues(issues: readonly { path: readonly PropertyKey[]; message
     .join('; ');
 }
 
-/** The record when it is a version 1 ledger record; else reports `record-shape`. */
+/** The record when it is a version 1 or 2 ledger record (by its `v`); else reports `record-shape`. */
 function checkShape(raw: unknown, findings: Findings): LedgerRecord | undefined {
   // The compiled check is never looser than zod; when it is not certain, zod decides and explains.
   if (isLedgerRecord(raw)) return raw as LedgerRecord;
-  const parsed = ledgerRecordSchema.safeParse(raw);
+  const schema = recordSchemaOf(raw);
+  const parsed = schema.safeParse(raw);
   if (parsed.success) return raw as LedgerRecord;
-  findings.fail('record-shape', `not a version 1 ledger record: ${describeIssues(parsed.error.issues)}`, raw);
+  const version = (raw as { v?: unknown } | null)?.v === 2 ? 2 : 1;
+  findings.fail(
+    'record-shape',
+    `not a version ${version} ledger record: ${describeIssues(parsed.error.issues)}`,
+    raw,
+  );
   return undefined;
 }
 
 /**
- * Checks every record, reporting in this order: per record `record-shape` and `canonical`; then
+ * Checks every record (`lines`, when given, are their canonical texts, hashed as they are),
+ * reporting in this order: per record `record-shape` and `canonical`; then
  * records out of log order (`record-order`, strictly increasing `seq`); then each run's
  * `run-sequence` (`run_seq` 0, 1, 2, ... with no gap) and `chain` (each `prev` the digest of the
  * run's previous record, `null` for the first).
  */
-export function checkRecords(raw: readonly unknown[], findings: Findings): CheckedRecords {
+/** A reused buffer of 0x00 ‖ a record line's bytes, grown as needed. */
+let scratch = Buffer.allocUnsafeSlow(4096);
+
+/**
+ * Writes the leaf hash of a canonical line into `leaves` (a Buffer) at `offset`; returns its chain
+ * digest. A version 2 record's is the leaf hash itself: one SHA-256 for both.
+ */
+function hashLineInto(line: string, version2: boolean, leaves: Buffer, offset: number): string {
+  let length = line.length * 3 + 1;
+  if (length > scratch.length) scratch = Buffer.allocUnsafeSlow(Math.max(length, scratch.length * 2));
+  scratch[0] = 0;
+  length = scratch.write(line, 1, 'utf8') + 1;
+  const input = scratch.subarray(0, length);
+  if (!version2) {
+    sha256Into(leaves, offset, input);
+    return sha256Digest(input.subarray(1));
+  }
+  const hex = sha256Hex(input);
+  leaves.write(hex, offset, 'hex');
+  return `sha256:${hex}`;
+}
+
+export function checkRecords(
+  raw: readonly unknown[],
+  findings: Findings,
+  lines?: readonly string[],
+): CheckedRecords {
   const count = raw.length;
   const records: Array<LedgerRecord | undefined> = new Array(count);
-  const leaves = new Uint8Array(count * HASH_SIZE);
+  const leaves = Buffer.alloc(count * HASH_SIZE);
   const hashed = new Uint8Array(count);
   const later: Array<[check: VerifyCheck, message: string, record: unknown]> = [];
   const chainFailures: Array<[check: VerifyCheck, message: string, record: unknown]> = [];
@@ -65,7 +99,12 @@ export function checkRecords(raw: readonly unknown[], findings: Findings): Check
     records[index] = record;
     let digest: string | undefined;
     try {
-      digest = hashRecordInto(item, leaves, index * HASH_SIZE);
+      // A line read losslessly is the record's canonical bytes already (see bundle-text.ts).
+      const line = lines?.[index];
+      digest =
+        line === undefined
+          ? hashRecordInto(item, leaves, index * HASH_SIZE)
+          : hashLineInto(line, (item as { v?: unknown }).v === 2, leaves, index * HASH_SIZE);
       hashed[index] = 1;
     } catch (error) {
       findings.fail('canonical', `no RFC 8785 canonical form: ${(error as Error).message}`, item);

@@ -26,6 +26,8 @@ export const VERIFY_CHECKS = [
   'call-end',
   'grant',
   'witness',
+  'manifest',
+  'arguments-digest',
   'effective-arguments',
 ] as const;
 /** One check of {@link VERIFY_CHECKS}. */
@@ -52,7 +54,8 @@ export interface VerifyReport {
   checkpoints: number;
   /**
    * Bundle fields that carry meaning but are covered by no signature (`exported_at`,
-   * `synchronous`): the exporter's claims, to be read as such.
+   * `synchronous` of a `callgate-bundle/1` or `/2`): the exporter's claims, to be read as such.
+   * Empty for a `callgate-bundle/3`, whose manifest signs them.
    */
   unsigned?: string[];
 }

@@ -1,18 +1,23 @@
-// The offline verifier of `callgate-bundle/1` and `/2`: pure, no store, no network. It runs every
-// check and reports each failure with the record and the check it is about. The two versions
-// differ only in how the records' inclusion is proven: one proof per record (1), or one batch
-// proof of them all (2).
+// The offline verifier of `callgate-bundle/1`, `/2` and `/3`: pure, no store, no network. It runs
+// every check and reports each failure with the record and the check it is about. The versions
+// differ in how the records' inclusion is proven: one proof per record (1), or one batch proof of
+// them all (2, 3); and 3 adds a signed manifest and may reveal run keys.
 import {
   type AnyBundle,
+  BUNDLE_FORMAT,
   BUNDLE_FORMAT_V2,
+  BUNDLE_FORMAT_V3,
   type Bundle,
   type BundleV2,
+  type BundleV3,
   bundleSchema,
   bundleV2Schema,
+  bundleV3Schema,
   type LedgerRecord,
 } from '@callgate/protocol';
 import { rootFromBatchProof } from '../batch-proof.js';
-import { isBundleShape, isBundleV2Shape } from '../record-validator.js';
+import { type BundleText, parseBundleText } from '../bundle-text.js';
+import { isBundleShape, isBundleV2Shape, isBundleV3Shape } from '../record-validator.js';
 import type { Checkpoint } from '../signed-note.js';
 import { checkCalls } from './calls.js';
 import { checkCheckpoints, checkConsistency, checkKey, checkTruncation } from './checkpoints.js';
@@ -20,9 +25,11 @@ import { checkOpenings, checkPolicies } from './contents.js';
 import { checkDanglingProofs } from './dangling-proofs.js';
 import { checkFidelity, unsignedFields } from './fidelity.js';
 import { type InclusionItem, verifyInclusions } from './inclusion.js';
+import { checkManifest } from './manifest.js';
 import { type CheckedRecords, checkRecords, lastRecordOfRuns, leafOf } from './records.js';
 import { Findings, type VerifyOptions, type VerifyReport } from './report.js';
 import { resolveRotations } from './rotations.js';
+import { checkRunKeys } from './run-keys.js';
 import { checkWitnesses } from './witnesses.js';
 
 /** `inclusion`: one proof per record, for its seq, under the last checkpoint, and it holds. */
@@ -82,7 +89,7 @@ function checkInclusion(
  * proven.
  */
 function checkBatchInclusion(
-  bundle: BundleV2,
+  bundle: BundleV2 | BundleV3,
   checked: CheckedRecords,
   last: Checkpoint | undefined,
   findings: Findings,
@@ -124,49 +131,85 @@ function checkBatchInclusion(
     );
 }
 
+/** The bundle formats this verifier reads, and the schema of each. */
+const SCHEMAS = {
+  [BUNDLE_FORMAT]: { schema: bundleSchema, fast: isBundleShape },
+  [BUNDLE_FORMAT_V2]: { schema: bundleV2Schema, fast: isBundleV2Shape },
+  [BUNDLE_FORMAT_V3]: { schema: bundleV3Schema, fast: isBundleV3Shape },
+} as const;
+
+function refused(findings: Findings): VerifyReport {
+  return { ok: false, failures: findings.failures, warnings: findings.warnings, records: 0, checkpoints: 0 };
+}
+
 /**
- * Verifies a bundle (`callgate-bundle/1` or `/2`) offline: its shape; each record's shape and RFC 8785
+ * Verifies a bundle (`callgate-bundle/1`, `/2` or `/3`) offline: its shape; each record's shape and RFC 8785
  * canonical form; log order; each run's sequence and hash chain; the RFC 9162 inclusion of every
  * record under the last checkpoint; each checkpoint's C2SP signature against the pinned key and
  * RFC 9162 consistency between consecutive checkpoints; truncation (`expectSize`,
- * `knownCheckpoints`); approvals and executions of calls; policy digests; openings; and with
- * `strict`, a `run-end` closing every run. Pure: no store, no clock, no network.
+ * `knownCheckpoints`); approvals and executions of calls; policy digests; openings; for `/3` the
+ * signed manifest (export time, durability, origin, record count, each run's head) and, with
+ * revealed run keys, each opened call's keyed arguments digest; and with `strict`, a `run-end`
+ * closing every run. Pure: no store, no clock, no network.
  *
- * @param input a parsed bundle (e.g. `JSON.parse` of an export).
+ * @param input a parsed bundle (e.g. `JSON.parse` of an export; {@link verifyBundleText} reads a
+ *   file's text losslessly).
  * @returns the report; `ok` is true when no check failed. Never throws.
  */
 export function verifyBundle(input: unknown, options: VerifyOptions = {}): VerifyReport {
+  return verifyParsed(input, options, undefined);
+}
+
+/**
+ * {@link verifyBundle} of a bundle file's text, read losslessly (see `parseBundleText`): a record
+ * line with a duplicate key or in any but its canonical form fails `canonical`, naming its line;
+ * in the one-record-a-line layout each line's bytes are hashed as read. Never throws.
+ */
+export function verifyBundleText(text: string, options: VerifyOptions = {}): VerifyReport {
+  let read: BundleText;
+  try {
+    read = parseBundleText(text);
+  } catch (error) {
+    const findings = new Findings();
+    const message = (error as Error).message;
+    findings.fail(/^line \d+ of the bundle/.test(message) ? 'canonical' : 'bundle-shape', message);
+    return refused(findings);
+  }
+  return verifyParsed(read.bundle, options, read.lines);
+}
+
+function verifyParsed(input: unknown, options: VerifyOptions, lines: string[] | undefined): VerifyReport {
   const findings = new Findings();
-  // The format picks the version; the compiled check reads the bundle in place, and zod (which
-  // copies it) only explains a refusal.
-  const v2 = (input as { format?: unknown } | null)?.format === BUNDLE_FORMAT_V2;
-  const schema = v2 ? bundleV2Schema : bundleSchema;
-  const parsed: { success: true; data: AnyBundle } | ReturnType<typeof schema.safeParse> = (
-    v2
-      ? isBundleV2Shape(input)
-      : isBundleShape(input)
-  )
+  const format = (input as { format?: unknown } | null)?.format;
+  const known =
+    typeof format === 'string' && Object.hasOwn(SCHEMAS, format)
+      ? SCHEMAS[format as keyof typeof SCHEMAS]
+      : undefined;
+  if (known === undefined) {
+    findings.fail(
+      'bundle-shape',
+      typeof input !== 'object' || input === null || Array.isArray(input)
+        ? 'not a callgate bundle: not a JSON object'
+        : format === undefined
+          ? 'not a callgate bundle: it has no "format" field'
+          : `unknown bundle format ${JSON.stringify(format)}: this verifier reads ${Object.keys(SCHEMAS).join(', ')}`,
+    );
+    return refused(findings);
+  }
+  // The compiled check reads the bundle in place, and zod (which copies it) only explains a refusal.
+  const parsed = known.fast(input)
     ? { success: true as const, data: input as AnyBundle }
-    : schema.safeParse(input);
+    : known.schema.safeParse(input);
   if (!parsed.success) {
     const issues = parsed.error.issues
       .slice(0, 5)
       .map((issue) => `${issue.path.map(String).join('.') || 'bundle'}: ${issue.message}`);
-    findings.fail(
-      'bundle-shape',
-      `not a ${v2 ? BUNDLE_FORMAT_V2 : 'callgate-bundle/1'}: ${issues.join('; ')}`,
-    );
-    return {
-      ok: false,
-      failures: findings.failures,
-      warnings: findings.warnings,
-      records: 0,
-      checkpoints: 0,
-    };
+    findings.fail('bundle-shape', `not a ${format}: ${issues.join('; ')}`);
+    return refused(findings);
   }
   const bundle = parsed.data as AnyBundle;
-  const known = new Set(Object.keys(schema.shape));
-  const unknown = Object.keys(input as object).filter((key) => !known.has(key));
+  const fields = new Set(Object.keys(known.schema.shape));
+  const unknown = Object.keys(input as object).filter((key) => !fields.has(key));
   if (unknown.length > 0) {
     findings.warn(`the bundle has fields ${bundle.format} does not define, ignored: ${unknown.join(', ')}`);
   }
@@ -186,9 +229,13 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
   if (bundle.records.length === 0)
     findings.fail('bundle-shape', 'the bundle has no records: an exported run has at least its run-start');
 
-  const checked = checkRecords(bundle.records, findings);
-  if (bundle.format === BUNDLE_FORMAT_V2) checkBatchInclusion(bundle, checked, bodies.at(-1), findings);
-  else checkInclusion(shared, checked, bodies.at(-1), findings);
+  const checked = checkRecords(bundle.records, findings, lines);
+  if (bundle.format === BUNDLE_FORMAT) checkInclusion(bundle, checked, bodies.at(-1), findings);
+  else checkBatchInclusion(bundle, checked, bodies.at(-1), findings);
+  if (bundle.format === BUNDLE_FORMAT_V3) {
+    checkManifest(bundle, key, checked, bodies.at(-1), findings);
+    checkRunKeys(bundle, checked, findings);
+  }
 
   const records = checked.records.filter((record): record is LedgerRecord => record !== undefined);
   checkCalls(records, findings);
@@ -210,6 +257,7 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
     warnings: findings.warnings,
     records: bundle.records.length,
     checkpoints: bundle.checkpoints.length,
-    unsigned: unsignedFields(bundle),
+    // A callgate-bundle/3's manifest signs every field that carries meaning.
+    unsigned: bundle.format === BUNDLE_FORMAT_V3 ? [] : unsignedFields(bundle),
   };
 }

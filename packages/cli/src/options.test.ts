@@ -1,0 +1,221 @@
+// The options audit: every option of every command that reads a number, a port, a URL, run ids,
+// a time or a choice refuses a bad value before the command runs, naming the option, the value and
+// what was expected; the binary exits 2. Options are found by walking the program, so a new
+// option that reads such a value without a parser fails here.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Command, CommanderError, type Option } from 'commander';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { httpUrl, portNumber, runIds, type ValueParser, wholeNumber } from './options.js';
+import { buildProgram } from './program.js';
+
+const BIN = new URL('../dist/bin.js', import.meta.url).pathname;
+
+/** Placeholders of values that are free text (paths, names, ids, keys): no parser to audit. */
+const FREE_TEXT = new Set(['file', 'id', 'name', 'key', 'text', 'host', 'cases', 'principal']);
+/** `--store` reads a postgres:// URL when the store is opened, in a message that hides its password. */
+const CHECKED_LATER = new Set(['--store']);
+
+interface Found {
+  path: string[];
+  option: Option;
+}
+
+function valueOptions(command: Command, path: string[] = []): Found[] {
+  const here = command.options
+    .filter((option) => option.required || option.optional)
+    .map((option) => ({ path, option }));
+  return [...here, ...command.commands.flatMap((sub) => valueOptions(sub, [...path, sub.name()]))];
+}
+
+const program = () =>
+  buildProgram(
+    () => {},
+    () => {},
+  );
+
+/** Parses `args`; resolves with the error commander threw and what it wrote to standard error. */
+async function parse(args: string[]): Promise<{ error: unknown; stderr: string }> {
+  const root = program();
+  let stderr = '';
+  const quiet = (command: Command) => {
+    command.configureOutput({ writeOut: () => {}, writeErr: (text) => (stderr += text) });
+    command.showHelpAfterError(false);
+    for (const sub of command.commands) quiet(sub);
+  };
+  quiet(root);
+  // No action may run: a bad value must stop the parse first.
+  const actions = (command: Command) => {
+    command.action(() => {
+      throw new Error(`the action of ${command.name()} ran`);
+    });
+    for (const sub of command.commands) actions(sub);
+  };
+  actions(root);
+  try {
+    await root.parseAsync(['node', 'callgate', ...args]);
+    return { error: undefined, stderr };
+  } catch (error) {
+    return { error, stderr };
+  }
+}
+
+const notDigits = fc.string({ maxLength: 12 }).filter((text) => !/^\d+$/.test(text));
+
+/** Bad values for each kind of parser. */
+function badValues(parser: ValueParser<unknown>): fc.Arbitrary<string> {
+  switch (parser.kind) {
+    case 'whole-number':
+      return fc.oneof(
+        notDigits,
+        fc.constantFrom('nope', '1e3', '0x10', '2.5', ' 5', 'Infinity', '99999999999999999999'),
+        ...((parser.minimum ?? 0) > 0
+          ? [fc.integer({ min: 0, max: (parser.minimum ?? 1) - 1 }).map(String)]
+          : []),
+        fc.integer({ max: -1 }).map(String),
+      );
+    case 'port':
+      return fc.oneof(
+        notDigits,
+        fc.integer({ min: 65_536 }).map(String),
+        fc.integer({ max: -1 }).map(String),
+        fc.constantFrom('80.5', 'http', '7420 '),
+      );
+    case 'http-url':
+      return fc.oneof(
+        fc.string({ maxLength: 20 }).filter((text) => !/^https?:\/\/[^/]/.test(text)),
+        fc.constantFrom(
+          '127.0.0.1:7617',
+          'localhost:7420',
+          'ftp://x',
+          'http://',
+          'file:///etc/passwd',
+          'nope',
+        ),
+      );
+    case 'run-ids':
+      return fc.oneof(
+        fc.string({ maxLength: 20 }).filter((text) => text.split(',').some((id) => id.trim() !== '')),
+        fc.constantFrom(
+          'nope',
+          ',',
+          '019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a5',
+          '019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51,x',
+        ),
+      );
+    case 'since':
+      return fc.constantFrom('nope', '12 parsecs', 'yesterday', '-5m', '');
+    case 'changes':
+      return fc.constantFrom('nope', 'same,nope', 'permissive', '');
+    case 'folder':
+      // A file where a folder is expected (this test file, the package manifest), or nothing.
+      return fc.constantFrom(
+        new URL(import.meta.url).pathname,
+        new URL('../package.json', import.meta.url).pathname,
+        '',
+        ' ',
+      );
+  }
+}
+
+describe('every option that reads a value', () => {
+  const found = valueOptions(program());
+
+  it('has a parser, choices, or a free-text placeholder', () => {
+    expect(found.length).toBeGreaterThan(40);
+    const unchecked = found.filter(({ option }) => {
+      if (option.argChoices || (option.parseArg as Partial<ValueParser<unknown>> | undefined)?.kind)
+        return false;
+      if (CHECKED_LATER.has(option.long ?? '')) return false;
+      const placeholder = /<([^>]+)>|\[([^\]]+)\]/.exec(option.flags);
+      return !FREE_TEXT.has(placeholder?.[1] ?? placeholder?.[2] ?? '');
+    });
+    expect(unchecked.map(({ path, option }) => `callgate ${path.join(' ')} ${option.flags}`)).toEqual([]);
+  });
+
+  it('refuses a bad value before the command runs, naming the option, the value and what was expected', async () => {
+    const parsed = found.filter(({ option }) => (option.parseArg as Partial<ValueParser<unknown>>)?.kind);
+    // The audit covers each kind the commands use.
+    expect(new Set(parsed.map(({ option }) => (option.parseArg as ValueParser<unknown>).kind))).toEqual(
+      new Set(['whole-number', 'port', 'http-url', 'run-ids', 'since', 'changes', 'folder']),
+    );
+    for (const { path, option } of parsed) {
+      const parser = option.parseArg as ValueParser<unknown>;
+      await fc.assert(
+        fc.asyncProperty(badValues(parser), async (value) => {
+          const { error, stderr } = await parse([...path, `${option.long}=${value}`]);
+          expect(error, `${path.join(' ')} ${option.long}=${value}`).toBeInstanceOf(CommanderError);
+          expect((error as CommanderError).code).toBe('commander.invalidArgument');
+          expect(stderr).toContain(`option '${option.flags}' argument '${value}' is invalid. expected `);
+        }),
+        { numRuns: 25 },
+      );
+    }
+  });
+
+  it('refuses a value outside its choices, listing them', async () => {
+    const chosen = found.filter(({ option }) => option.argChoices);
+    expect(chosen.length).toBeGreaterThan(3);
+    for (const { path, option } of chosen) {
+      const { error, stderr } = await parse([...path, `${option.long}=not-a-choice`]);
+      expect((error as CommanderError).code).toBe('commander.invalidArgument');
+      expect(stderr).toContain(
+        `'not-a-choice' is invalid. Allowed choices are ${option.argChoices?.join(', ')}`,
+      );
+    }
+  });
+
+  it('reads the good values it promises', () => {
+    expect(wholeNumber(1)('20')).toBe(20);
+    expect(portNumber('0')).toBe(0);
+    expect(portNumber('65535')).toBe(65535);
+    expect(httpUrl('http://127.0.0.1:7617/')).toBe('http://127.0.0.1:7617');
+    expect(runIds('019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51, 019A0C4E-7D2B-7C3A-9F10-2B6F0E8D4A52')).toHaveLength(
+      2,
+    );
+  });
+});
+
+describe('the callgate binary', () => {
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 20_000 });
+
+  it('exits 2 for a bad option value, saying which and why, and runs nothing', () => {
+    const replay = run(['policy', 'replay', '--policy', 'none.yaml', '--runs', 'nope']);
+    expect(replay.status).toBe(2);
+    expect(replay.stderr).toContain("option '--runs <ids>' argument 'nope' is invalid");
+    const url = run(['approvals', 'list', '--url', '127.0.0.1:7617']);
+    expect(url.status).toBe(2);
+    expect(url.stderr).toContain('did you mean http://127.0.0.1:7617?');
+  });
+
+  it('reading or revoking keys in a folder without data refuses and makes no log there', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'callgate-keys-'));
+    try {
+      for (const args of [
+        ['keys', 'list'],
+        ['keys', 'revoke', 'someone'],
+        ['runs', 'list'],
+      ]) {
+        const result = run([...args, '--data', join(folder, 'typo')]);
+        expect(result.status, args.join(' ')).toBe(2);
+        expect(result.stderr).toContain(`no callgate data in ${join(folder, 'typo')}`);
+      }
+      expect(readdirSync(folder)).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('prints its package version for --version and -V', () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    for (const flag of ['--version', '-V']) {
+      const result = run([flag]);
+      expect(result.status).toBe(0);
+      expect(result.stdout.trim()).toBe(version);
+    }
+  });
+});

@@ -1,0 +1,88 @@
+// How the command's options read their values. Every option whose value is a number, a port, a
+// URL or a list of run ids goes through one of these parsers (commander's `argParser`): a bad
+// value throws commander's InvalidArgumentError, which commander prints as `error: option
+// '--port <port>' argument 'x' is invalid. expected …` (the option, the value, what was
+// expected) and the command exits 2 (bin.ts). Each parser carries its `kind`, so the options
+// audit test can find and feed every one of them.
+import { statSync } from 'node:fs';
+import { InvalidArgumentError } from 'commander';
+
+/** What a parser reads; the audit test generates bad values per kind. */
+export type ValueKind = 'whole-number' | 'port' | 'http-url' | 'run-ids' | 'since' | 'changes' | 'folder';
+
+/** An option parser that says what it reads. */
+export type ValueParser<T> = ((value: string) => T) & { kind: ValueKind; minimum?: number };
+
+/** `parse` (which throws InvalidArgumentError for a bad value), tagged with what it reads. */
+export function tagged<T>(kind: ValueKind, parse: (value: string) => T, minimum?: number): ValueParser<T> {
+  return Object.assign(parse, { kind, ...(minimum !== undefined ? { minimum } : {}) });
+}
+
+/** A whole number ≥ `minimum` written in decimal digits (`10`; not `1e3`, `0x10`, `2.0` or ` 5`). */
+export function wholeNumber(minimum: number): ValueParser<number> {
+  return tagged(
+    'whole-number',
+    (value) => {
+      const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+      if (!Number.isSafeInteger(parsed) || parsed < minimum)
+        throw new InvalidArgumentError(`expected a whole number ≥ ${minimum}`);
+      return parsed;
+    },
+    minimum,
+  );
+}
+
+/** A TCP port, 0 to 65535 (0: the system picks a free one). */
+export const portNumber: ValueParser<number> = tagged('port', (value) => {
+  const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isInteger(parsed) || parsed > 65535)
+    throw new InvalidArgumentError('expected a port, 0 to 65535 (0 picks a free one)');
+  return parsed;
+});
+
+/** A server's base URL: `http://` or `https://` with a host (`http://127.0.0.1:7420`). */
+export const httpUrl: ValueParser<string> = tagged('http-url', (value) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+    const hint = /^[\w.-]+:\d+/.test(value) ? ` (did you mean http://${value}?)` : '';
+    throw new InvalidArgumentError(
+      `expected an http:// or https:// URL such as http://127.0.0.1:7420${hint}`,
+    );
+  }
+  return value.replace(/\/+$/, '');
+});
+
+/** Run ids are UUIDs (version 7 when callgate made them). */
+const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A comma-separated list of run ids (UUIDs), at least one. */
+export const runIds: ValueParser<string[]> = tagged('run-ids', (value) => {
+  const ids = value
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '');
+  const bad = ids.find((id) => !RUN_ID.test(id));
+  if (ids.length === 0 || bad !== undefined)
+    throw new InvalidArgumentError(
+      `expected comma-separated run ids (UUIDs such as 019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51, from callgate runs list)${bad !== undefined ? `; ${JSON.stringify(bad)} is not one` : ''}`,
+    );
+  return ids;
+});
+
+/** A folder: one that exists, or a path where one can be made (not a file, not empty). */
+export const folderPath: ValueParser<string> = tagged('folder', (value) => {
+  if (value.trim() === '') throw new InvalidArgumentError('expected a folder');
+  let isFile = false;
+  try {
+    isFile = !statSync(value).isDirectory();
+  } catch {
+    // Not there yet: the command makes it.
+  }
+  if (isFile) throw new InvalidArgumentError('expected a folder; this is a file');
+  return value;
+});

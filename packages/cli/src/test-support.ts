@@ -1,0 +1,27 @@
+// Test support: the command run in-process on its parser, as the binary runs it. Not built into
+// dist (tsconfig excludes it), not exported.
+import { buildProgram } from './program.js';
+
+/** Runs `callgate ARGS` in-process: the exit code (as bin.ts sets it) and every line written. */
+export async function callgate(args: string[]): Promise<{ code: number; lines: string[] }> {
+  const lines: string[] = [];
+  let code = 0;
+  const program = buildProgram(
+    (line) => lines.push(line),
+    (value) => {
+      code = value;
+    },
+  );
+  const capture = (command: typeof program) => {
+    command.configureOutput({ writeOut: (text) => lines.push(text), writeErr: (text) => lines.push(text) });
+    for (const sub of command.commands) capture(sub);
+  };
+  capture(program);
+  try {
+    await program.parseAsync(['node', 'callgate', ...args]);
+  } catch (error) {
+    // As bin.ts: help exits 0, any usage error commander reports exits 2.
+    code = (error as { exitCode?: number }).exitCode === 0 ? 0 : 2;
+  }
+  return { code, lines };
+}

@@ -1,0 +1,170 @@
+// The text of a bundle file. callgate writes every bundle version as one JSON document laid out
+// so that each record is one line holding exactly its RFC 8785 canonical bytes (the bytes its leaf
+// hash is over): the other fields on the first line, ending `"records":[`, then one record a line (each
+// but the last followed by `,`), then `]}`. Any JSON reader reads it; the verifier reads it
+// losslessly: a record line with a duplicate key, or in any form but its canonical one, is refused
+// naming its line, and each line's bytes are hashed as they are.
+import { type AnyBundle, CallgateError } from '@callgate/protocol';
+import { fastCanonicalJson } from '../json/canonical.js';
+import { canonicalOfParsed } from './plain-canonical.js';
+
+const RECORDS_OPEN = '"records":[';
+const CLOSE = ']}';
+
+/**
+ * The file text of a bundle, of any version, in the one-record-a-line layout (see the file
+ * comment): `records` last, one canonical record a line. Ends with a newline.
+ * @throws CallgateError `tool-args-invalid` when a record has no canonical JSON form.
+ */
+export function serializeBundle(bundle: AnyBundle): string {
+  const { records, ...rest } = bundle;
+  const head = JSON.stringify(rest);
+  const lines = records.map((record) => fastCanonicalJson(record));
+  return `${head.slice(0, -1)},${RECORDS_OPEN}\n${lines.join(',\n')}${lines.length > 0 ? '\n' : ''}${CLOSE}\n`;
+}
+
+/** A bundle file read: the parsed bundle, and for the one-record-a-line layout each record's line. */
+export interface BundleText {
+  bundle: unknown;
+  /** Each record's exact text (its canonical bytes when it verifies), in order; absent for other layouts. */
+  lines?: string[];
+  /** The 1-based line number of the first record line (record i is on line `firstLine + i`). */
+  firstLine: number;
+}
+
+/**
+ * The offset of the first key an object of `text` (valid JSON) gives twice, or -1. Keys are
+ * compared as parsed (escapes decoded).
+ */
+function duplicateKeyAt(text: string): number {
+  const stack: Array<Set<string> | null> = [];
+  let expectKey = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 34) {
+      let end = index + 1;
+      let escaped = false;
+      for (;;) {
+        const next = text.charCodeAt(end);
+        if (next === 34) break;
+        if (next === 92) {
+          escaped = true;
+          end += 2;
+        } else end += 1;
+      }
+      const keys = stack.at(-1);
+      if (expectKey && keys) {
+        const key = escaped ? (JSON.parse(text.slice(index, end + 1)) as string) : text.slice(index + 1, end);
+        if (keys.has(key)) return index;
+        keys.add(key);
+        expectKey = false;
+      }
+      index = end;
+    } else if (code === 123) {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (code === 91) stack.push(null);
+    else if (code === 125 || code === 93) stack.pop();
+    else if (code === 44) expectKey = stack.at(-1) != null;
+  }
+  return -1;
+}
+
+/**
+ * `JSON.parse` of `text`, refusing an object that gives a key twice (which `JSON.parse` would
+ * silently resolve to the last).
+ * @throws CallgateError `ledger-invalid` naming the line and column of the repeated key, or why the
+ *   text is not JSON.
+ */
+function parseRefusingDuplicates(text: string, firstLine: number): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CallgateError('ledger-invalid', `the bundle is not JSON: ${(error as Error).message}`);
+  }
+  const at = duplicateKeyAt(text);
+  if (at >= 0) {
+    const before = text.slice(0, at);
+    const line = firstLine + (before.match(/\n/g)?.length ?? 0);
+    const column = at - before.lastIndexOf('\n');
+    throw new CallgateError(
+      'ledger-invalid',
+      `line ${line}, column ${column} of the bundle gives an object's key ${text.slice(at, text.indexOf('"', at + 1) + 1)} twice: the bundle is not read as written`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Whether `line` is the RFC 8785 canonical form of `record`, its `JSON.parse`: a duplicate key,
+ * other key order, spacing or another number form makes them differ (see `canonicalOfParsed`).
+ */
+export function isCanonicalLine(line: string, record: unknown): boolean {
+  try {
+    return canonicalOfParsed(record) === line;
+  } catch {
+    return false;
+  }
+}
+
+/** A line's text without its trailing `,` (records but the last) or `\r`. */
+function recordLine(line: string, last: boolean): string | undefined {
+  if (last) return line;
+  return line.endsWith(',') ? line.slice(0, -1) : undefined;
+}
+
+/**
+ * Reads a bundle file's text losslessly. In the one-record-a-line layout, the first line's fields
+ * are parsed refusing duplicate keys, and each record line is parsed with `JSON.parse` and must
+ * equal the canonical form of its parse, which a line with a duplicate key (or any other form)
+ * never does. Any other layout is parsed whole, refusing duplicate keys.
+ * @throws CallgateError `ledger-invalid` naming the line: a record line that is not JSON or not
+ *   canonical, a key given twice, a malformed layout, text that is not JSON.
+ */
+export function parseBundleText(text: string): BundleText {
+  const firstBreak = text.indexOf('\n');
+  const first = firstBreak < 0 ? text : text.slice(0, firstBreak);
+  if (!first.startsWith('{') || !first.endsWith(RECORDS_OPEN))
+    return { bundle: parseRefusingDuplicates(text, 1), firstLine: 0 };
+  const header = parseRefusingDuplicates(`${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`, 1);
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    throw new CallgateError('ledger-invalid', 'line 1 of the bundle is not a JSON object');
+  const all = text.slice(firstBreak + 1).split('\n');
+  while (all.length > 0 && all.at(-1) === '') all.pop();
+  if (all.at(-1) !== CLOSE)
+    throw new CallgateError(
+      'ledger-invalid',
+      `the bundle's last line is not ${CLOSE}: the file is cut short or malformed`,
+    );
+  all.pop();
+  const lines: string[] = [];
+  const records: unknown[] = [];
+  for (let index = 0; index < all.length; index++) {
+    const lineNumber = index + 2;
+    const line = recordLine(all[index] as string, index === all.length - 1);
+    if (line === undefined)
+      throw new CallgateError(
+        'ledger-invalid',
+        `line ${lineNumber} of the bundle: a record line but the last must end with ","`,
+      );
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch (error) {
+      throw new CallgateError(
+        'ledger-invalid',
+        `line ${lineNumber} of the bundle is not a JSON record: ${(error as Error).message}`,
+      );
+    }
+    if (!isCanonicalLine(line, record))
+      throw new CallgateError(
+        'ledger-invalid',
+        `line ${lineNumber} of the bundle is not its record's RFC 8785 canonical form (a duplicate key, key order, spacing or number form): the record is not read as written`,
+      );
+    lines.push(line);
+    records.push(record);
+  }
+  (header as { records: unknown[] }).records = records;
+  return { bundle: header, lines, firstLine: 2 };
+}
