@@ -20,6 +20,7 @@ import {
   GENERATED_TOOLS,
   type GeneratedCall,
   type GeneratedRun,
+  indexOfArguments,
   modelSteps,
   type ReviewerAct,
   resultOf,
@@ -28,19 +29,10 @@ import {
 } from './runs.js';
 
 export type { ModelCall } from './runs.js';
+export { indexOfArguments } from './runs.js';
 
 /** How many runs one engine of a pass serves before a fresh one takes over. */
 const ENGINE_RUNS = 250;
-
-/** The position a tool's arguments name (`note-3`, `acme-3`, `/data/3` → 3), or -1. */
-export function indexOfArguments(args: unknown): number {
-  const values = args && typeof args === 'object' ? Object.values(args as object) : [];
-  for (const value of values) {
-    const match = typeof value === 'string' ? /(?:note-|acme-|\/data\/)(\d+)$/.exec(value) : null;
-    if (match) return Number(match[1]);
-  }
-  return -1;
-}
 
 /**
  * One engine for a whole pass of generated runs (as one server serves many runs): reviewers

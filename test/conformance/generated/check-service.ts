@@ -10,9 +10,8 @@
 //   its tool act, the result text the tool returns (JSON text, non-canonical values included);
 // - {"op":"check","run","results","executed","bundle","publicKey"} → {ok:true} or
 //   {ok:false,violation}: `executed` is the arguments (JSON text) of every tool execution; each
-//   is counted as a side effect of the call whose decided (or approved) arguments digest it has.
+//   is counted as a side effect of the call whose position its arguments name (the n-th decision).
 import { createInterface } from 'node:readline';
-import { digestOf } from '@callgate/core';
 import type { LedgerRecord } from '@callgate/protocol';
 import {
   COUNTEREXAMPLES,
@@ -20,6 +19,7 @@ import {
   GENERATED_POLICY,
   GENERATED_TOOLS,
   type GeneratedRun,
+  indexOfArguments,
   modelSteps,
   resultOf,
   VOCABULARY,
@@ -64,18 +64,20 @@ function answer(request: any): unknown {
       };
     case 'check': {
       const records = request.bundle.records as LedgerRecord[];
-      // A digest names the call attempt(s) whose cleared arguments it is.
-      const callsOf = new Map<string, string[]>();
-      for (const record of records) {
-        if (record.type !== 'call-decision' && record.type !== 'approval-response') continue;
-        if (!record.arguments_digest) continue;
-        const ids = callsOf.get(record.arguments_digest) ?? [];
-        ids.push(record.call_id);
-        callsOf.set(record.arguments_digest, ids);
-      }
+      // The hook decides a step's calls in one request, in the model's order, so the n-th
+      // call-decision is the n-th generated call's (its id may be minted); an execution is a side
+      // effect of the call whose position its arguments name.
+      const run = request.run as GeneratedRun;
+      const decisions = records.filter((record) => record.type === 'call-decision');
+      const calls = modelSteps(run).flat();
       const sideEffects = new Map<string, number>();
       for (const text of request.executed as string[]) {
-        const callId = callsOf.get(digestOf(JSON.parse(text)))?.[0] ?? `(undecided arguments ${text})`;
+        const index = indexOfArguments(JSON.parse(text));
+        const decision = decisions[index];
+        const callId =
+          decision && decision.tool === calls[index]?.tool
+            ? decision.call_id
+            : `(undecided arguments ${text})`;
         sideEffects.set(callId, (sideEffects.get(callId) ?? 0) + 1);
       }
       try {

@@ -182,6 +182,16 @@ export function modelSteps(run: GeneratedRun): ModelCall[][] {
   });
 }
 
+/** The position a tool's arguments name (`note-3`, `acme-3`, `/data/3` → 3), or -1. */
+export function indexOfArguments(args: unknown): number {
+  const values = args && typeof args === 'object' ? Object.values(args as object) : [];
+  for (const value of values) {
+    const match = typeof value === 'string' ? /(?:note-|acme-|\/data\/)(\d+)$/.exec(value) : null;
+    if (match) return Number(match[1]);
+  }
+  return -1;
+}
+
 /** What the tool returns for `act` (a value with no canonical JSON form for `non-canonical`). */
 export function resultOf(act: ToolAct, index: number): unknown {
   if (act === 'non-canonical') {
