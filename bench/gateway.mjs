@@ -3,17 +3,24 @@
 // one-tool echo server, Streamable HTTP) runs in its own process; the gateway runs in another, in
 // front of it, deciding and recording every call (engine on a MemoryStore, ledger on); this
 // process drives a lean MCP client against both:
-//   1. latency at 100, 500 and 1,000 calls/s (`--rates 100,500,1000`; open loop, 2 × 5 s
-//      each), direct and through the gateway, interleaved; the figure is the difference of the
-//      percentiles. A run that cannot hold its rate is marked saturated;
-//   2. highest throughput (closed loop, 16 in flight, 3 s each) through the gateway as a ratio
-//      of direct, and the gateway's CPU time per call.
+//   1. latency at 100, 500 and 1,000 calls/s (`--rates 100,500,1000`; open loop, 4 × 2.5 s
+//      windows each), direct and through the gateway, alternated; the figure is the difference of
+//      the percentiles. A run that cannot hold its rate is marked saturated;
+//   2. highest throughput (closed loop, 16 in flight, 2 × 2 s windows, alternated) through the
+//      gateway as a ratio of direct, and the CPU time per call of the gateway's process and of
+//      the upstream's (on the direct path: what serving one MCP call costs).
 // Run after `npm run build`: `node bench/gateway.mjs [--quick] [--rates 100,500,1000] [--json]`
+// `--rates none` skips the latency part; `--throughput-rounds N` alternates N closed-loop windows
+// per path (default 2; more gives a steadier CPU-per-call comparison on a busy machine).
+// `--store memory|sqlite|sqlite-full` picks the engine's store (default memory; sqlite is a
+// fresh data folder as `callgate serve` opens it, synchronous NORMAL or FULL).
+// `--baseline PATH` adds a third path, interleaved with the other two: a gateway built from the
+// module at PATH (e.g. the package's `dist/index.js` compiled from an earlier commit).
 // The load average (1 min) is printed beside each rate: the machine may be shared.
 // (BENCH_CHILD_FLAGS="--cpu-prof" passes flags to the upstream and gateway processes).
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const self = fileURLToPath(import.meta.url);
 const argument = (name) => {
@@ -22,12 +29,12 @@ const argument = (name) => {
 };
 const role = argument('--role');
 
-async function listen(fetch) {
+async function listen(fetch, cleanup = async () => {}) {
   const { serve } = await import('@hono/node-server');
   const server = serve({ hostname: '127.0.0.1', port: 0, fetch });
   await new Promise((ready) => server.once('listening', ready));
   console.log(`PORT ${server.address().port}`);
-  const stop = () => server.close(() => process.exit(0));
+  const stop = () => server.close(() => cleanup().finally(() => process.exit(0)));
   process.on('SIGTERM', stop);
   process.stdin.on('end', stop);
   process.stdin.resume();
@@ -73,10 +80,8 @@ async function upstream() {
   });
 }
 
-/** The gateway in front of `--upstream`, with an engine on a MemoryStore. */
-async function gateway() {
-  const core = await import('@callgate/core');
-  const { createGateway } = await import('@callgate/mcp-gateway');
+/** An engine on a MemoryStore (`--store memory`, the default). */
+async function memoryEngine(core, policy) {
   // The ledger is public API of core once exported there; until then, from its built module.
   const Ledger = core.Ledger ?? (await import('../packages/core/dist/ledger/ledger.js')).Ledger;
   const logSignerFromPrivateKey =
@@ -89,6 +94,34 @@ async function gateway() {
     signer: logSignerFromPrivateKey(origin, keys.privateKey),
     origin,
   });
+  return { engine: new core.Engine({ store, ledger, policy }), close: async () => {} };
+}
+
+/**
+ * An engine on a SQLite data folder in a fresh temporary directory, as `callgate serve` runs
+ * (`--store sqlite`, `synchronous` NORMAL; `--store sqlite-full` for FULL). Removed at the end.
+ */
+async function sqliteEngine(policy, synchronous) {
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { openEmbedded } = await import('@callgate/store-sqlite');
+  const dataDir = await mkdtemp(join(tmpdir(), 'callgate-bench-gateway-'));
+  const embedded = await openEmbedded({ dataDir, policy, synchronous, init: true });
+  return {
+    engine: embedded.engine,
+    close: async () => {
+      await embedded.close().catch(() => {});
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The gateway in front of `--upstream`, with an engine on the store `--store` names. */
+async function gateway() {
+  const core = await import('@callgate/core');
+  const module = argument('--module');
+  const { createGateway } = await import(module ? pathToFileURL(module).href : '@callgate/mcp-gateway');
   const policy = core.loadPolicy(`
 version: 1
 default: deny
@@ -97,14 +130,24 @@ rules:
     match: { annotations: { readOnlyHint: true } }
     effect: allow
 `);
-  const engine = new core.Engine({ store, ledger, policy });
+  const kind = argument('--store') ?? 'memory';
+  const { engine, close } =
+    kind === 'memory'
+      ? await memoryEngine(core, policy)
+      : await sqliteEngine(policy, kind === 'sqlite-full' ? 'FULL' : 'NORMAL');
   const instance = createGateway({
     engine,
     upstreams: [{ name: 'bench', http: { url: argument('--upstream') } }],
   });
   const [state] = await instance.start();
   if (state?.status !== 'connected') throw new Error(`upstream not connected: ${JSON.stringify(state)}`);
-  await listen((request) => instance.handleRequest(request, { principal: 'bench', profile: 'full' }));
+  await listen(
+    (request) => instance.handleRequest(request, { principal: 'bench', profile: 'full' }),
+    async () => {
+      await instance.close();
+      await close();
+    },
+  );
 }
 
 function child(args) {
@@ -275,95 +318,141 @@ function summary(run) {
   };
 }
 
+/** The paths in round `round`'s order: direct first, then the others, reversed every other round. */
+const ordered = (paths, round) => [
+  paths[0],
+  ...(round % 2 === 0 ? paths.slice(1) : paths.slice(1).reverse()),
+];
+
 async function main() {
   const quick = process.argv.includes('--quick');
-  const rates = (argument('--rates') ?? argument('--rate') ?? '100,500,1000').split(',').map(Number);
+  const ratesText = argument('--rates') ?? argument('--rate') ?? '100,500,1000';
+  const rates = ratesText === 'none' ? [] : ratesText.split(',').map(Number);
+  const baselineModule = argument('--baseline');
   const up = await child(['--role', 'upstream']);
-  const gw = await child(['--role', 'gateway', '--upstream', up.url]);
-  const direct = await connect(up.url);
-  const through = await connect(gw.url);
-  const seconds = quick ? 2 : 5;
-  const rounds = quick ? 1 : 2;
-  const result = { rates_per_second: rates, node: process.version };
-  for (const [label, callsPerSecond] of rates.map((rate) => [`at_${rate}_per_second`, rate])) {
+  const store = ['--store', argument('--store') ?? 'memory'];
+  const gw = await child(['--role', 'gateway', '--upstream', up.url, ...store]);
+  const base = baselineModule
+    ? await child(['--role', 'gateway', '--upstream', up.url, ...store, '--module', baselineModule])
+    : undefined;
+  // Each path: its client, and the process whose CPU is its cost (the upstream's, for direct).
+  const paths = [
+    { name: 'direct', client: await connect(up.url), pid: up.pid },
+    { name: 'gateway', client: await connect(gw.url), pid: gw.pid },
+    ...(base ? [{ name: 'baseline', client: await connect(base.url), pid: base.pid }] : []),
+  ];
+  // Short windows, alternated, so that a change of the machine's load falls on every path alike.
+  const seconds = quick ? 1 : 2.5;
+  const rounds = quick ? 2 : 4;
+  const result = {
+    rates_per_second: rates,
+    node: process.version,
+    store: store[1],
+    ...(baselineModule ? { baseline: baselineModule } : {}),
+  };
+  for (const rate of rates) {
     const load = Math.round(loadavg()[0] * 100) / 100;
-    const runs = {
-      direct: { samples: [], failed: 0, achieved: 0 },
-      gateway: { samples: [], failed: 0, achieved: 0 },
-    };
+    const runs = Object.fromEntries(
+      paths.map((path) => [path.name, { samples: [], failed: 0, achieved: 0 }]),
+    );
     for (let round_ = 0; round_ < rounds; round_++) {
-      for (const [name, client] of [
-        ['direct', direct],
-        ['gateway', through],
-      ]) {
-        const run = await openLoop(client.call, callsPerSecond, seconds);
-        runs[name].samples.push(...run.samples);
-        runs[name].failed += run.failed;
-        runs[name].achieved += run.achieved / rounds;
+      for (const path of ordered(paths, round_)) {
+        const run = await openLoop(path.client.call, rate, seconds);
+        runs[path.name].samples.push(...run.samples);
+        runs[path.name].failed += run.failed;
+        runs[path.name].achieved += run.achieved / rounds;
       }
     }
+    const figures = { load };
     const d = summary(runs.direct);
-    const g = summary(runs.gateway);
-    result[label] = {
-      load,
-      direct: d,
-      gateway: g,
-      added: { p50_us: round(g.p50_us - d.p50_us), p99_us: round(g.p99_us - d.p99_us) },
-      saturated:
-        g.failed > 0 ||
-        d.failed > 0 ||
-        g.achieved_per_second < callsPerSecond * 0.95 ||
-        d.achieved_per_second < callsPerSecond * 0.95,
-    };
+    let saturated = d.failed > 0 || d.achieved_per_second < rate * 0.95;
+    figures.direct = d;
+    for (const path of paths.slice(1)) {
+      const g = summary(runs[path.name]);
+      figures[path.name] = {
+        ...g,
+        added: { p50_us: round(g.p50_us - d.p50_us), p99_us: round(g.p99_us - d.p99_us) },
+      };
+      saturated ||= g.failed > 0 || g.achieved_per_second < rate * 0.95;
+    }
+    figures.saturated = saturated;
+    result[`at_${rate}_per_second`] = figures;
   }
-  const throughputSeconds = quick ? 1.5 : 3;
-  const directRate = await closedLoop(direct.call, 16, throughputSeconds);
-  const cpuBefore = await cpuMs(gw.pid);
-  const gatewayRate = await closedLoop(through.call, 16, throughputSeconds);
-  const cpuAfter = await cpuMs(gw.pid);
+  // Highest throughput, closed loop, alternated as well; CPU per call of each path's process.
+  const throughputSeconds = quick ? 1.5 : 2;
+  const throughputRounds = Number(argument('--throughput-rounds') ?? (quick ? 1 : 2));
+  const totals = Object.fromEntries(paths.map((path) => [path.name, { calls: 0, seconds: 0, cpuMs: 0 }]));
+  for (let round_ = 0; round_ < throughputRounds; round_++) {
+    for (const path of ordered(paths, round_)) {
+      const before = await cpuMs(path.pid);
+      const started = performance.now();
+      const rate = await closedLoop(path.client.call, 16, throughputSeconds);
+      const elapsed = (performance.now() - started) / 1_000;
+      const after = await cpuMs(path.pid);
+      totals[path.name].calls += rate * elapsed;
+      totals[path.name].seconds += elapsed;
+      if (before !== undefined && after !== undefined) totals[path.name].cpuMs += after - before;
+    }
+  }
+  const perSecond = (name) => totals[name].calls / totals[name].seconds;
+  const cpuPerCall = (name) => Math.round((totals[name].cpuMs * 1000) / totals[name].calls);
   result.max_throughput = {
-    direct_per_second: Math.round(directRate),
-    gateway_per_second: Math.round(gatewayRate),
-    ratio: Math.round((gatewayRate / directRate) * 100) / 100,
+    direct_per_second: Math.round(perSecond('direct')),
+    gateway_per_second: Math.round(perSecond('gateway')),
+    ratio: Math.round((perSecond('gateway') / perSecond('direct')) * 100) / 100,
+    ...(base
+      ? {
+          baseline_per_second: Math.round(perSecond('baseline')),
+          baseline_ratio: Math.round((perSecond('baseline') / perSecond('direct')) * 100) / 100,
+        }
+      : {}),
   };
-  if (cpuBefore !== undefined && cpuAfter !== undefined) {
-    result.gateway_cpu_us_per_call = Math.round(
-      ((cpuAfter - cpuBefore) * 1000) / (gatewayRate * throughputSeconds),
-    );
-  }
+  result.upstream_cpu_us_per_call = cpuPerCall('direct');
+  result.gateway_cpu_us_per_call = cpuPerCall('gateway');
+  if (base) result.baseline_cpu_us_per_call = cpuPerCall('baseline');
   result.load_after = Math.round(loadavg()[0] * 100) / 100;
   result.target = 'added at 500 calls/s: p50 ≤ 500 µs, p99 ≤ 2,000 µs; throughput ≥ 0.5× direct (DESIGN §7)';
-  direct.close();
-  through.close();
-  gw.stop();
-  up.stop();
+  for (const path of paths) path.client.close();
+  for (const process_ of [gw, base, up]) process_?.stop();
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(result, null, 2));
     return;
   }
-  const line = (label, value) => console.log(`${label.padEnd(52)}${String(value).padStart(20)}`);
+  const line = (label, value) => console.log(`${label.padEnd(56)}${String(value).padStart(22)}`);
   console.log(
     'MCP gateway benchmark — tools/call through the gateway vs the same upstream directly (Streamable HTTP)',
   );
-  for (const [label, name] of rates.map((rate) => [`at_${rate}_per_second`, `${rate}/s`])) {
-    const figures = result[label];
+  console.log(`the gateway's engine: ${store[1]} store`);
+  if (base) console.log(`baseline: a second gateway from ${baselineModule}`);
+  for (const rate of rates) {
+    const figures = result[`at_${rate}_per_second`];
+    const name = `${rate}/s`;
     line(`load average (1 min) during ${name}`, figures.load);
     line(`direct p50 / p99 µs at ${name}`, `${figures.direct.p50_us} / ${figures.direct.p99_us}`);
-    line(`gateway p50 / p99 µs at ${name}`, `${figures.gateway.p50_us} / ${figures.gateway.p99_us}`);
-    line(`added by the gateway p50 / p99 µs at ${name}`, `${figures.added.p50_us} / ${figures.added.p99_us}`);
+    for (const path of paths.slice(1)) {
+      const g = figures[path.name];
+      line(`${path.name} p50 / p99 µs at ${name}`, `${g.p50_us} / ${g.p99_us}`);
+      line(`added by the ${path.name} p50 / p99 µs at ${name}`, `${g.added.p50_us} / ${g.added.p99_us}`);
+    }
     line(
-      `achieved rate direct / gateway at ${name}`,
-      `${figures.direct.achieved_per_second} / ${figures.gateway.achieved_per_second}${figures.saturated ? ' (saturated)' : ''}`,
+      `achieved rate ${paths.map((path) => path.name).join(' / ')} at ${name}`,
+      `${paths.map((path) => figures[path.name].achieved_per_second).join(' / ')}${figures.saturated ? ' (saturated)' : ''}`,
     );
   }
+  const throughput = result.max_throughput;
   line(
     'max throughput direct / gateway (calls/s, 16 in flight)',
-    `${result.max_throughput.direct_per_second} / ${result.max_throughput.gateway_per_second}`,
+    `${throughput.direct_per_second} / ${throughput.gateway_per_second}`,
   );
-  line('gateway throughput as a ratio of direct', result.max_throughput.ratio);
+  line('gateway throughput as a ratio of direct', throughput.ratio);
+  if (base) {
+    line('baseline max throughput (calls/s)', throughput.baseline_per_second);
+    line('baseline throughput as a ratio of direct', throughput.baseline_ratio);
+  }
+  line('upstream CPU per call, direct (µs)', result.upstream_cpu_us_per_call);
+  line('gateway CPU per call (µs)', result.gateway_cpu_us_per_call);
+  if (base) line('baseline gateway CPU per call (µs)', result.baseline_cpu_us_per_call);
   line('load average (1 min) after', result.load_after);
-  if (result.gateway_cpu_us_per_call !== undefined)
-    line('gateway CPU per call (µs)', result.gateway_cpu_us_per_call);
   console.log(`target: ${result.target}`);
 }
 

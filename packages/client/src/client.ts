@@ -3,14 +3,17 @@ import {
   type Approval,
   type ApprovalStatus,
   CallgateError,
+  type CreateKeyRequest,
   errorBodySchema,
+  type NewApiKey,
   type Outcome,
+  type PolicyReloadAnswer,
+  type ReloadPolicyRequest,
   type ToolSpec,
 } from '@callgate/protocol';
 import { context, propagation } from '@opentelemetry/api';
 import type {
   ApiKeyInfo,
-  ApiKeyRole,
   ApprovalState,
   CallRequest,
   CallSummary,
@@ -356,7 +359,7 @@ export class CallgateClient {
   }
 
   /** `POST /v1/keys` (admin): the key's text is in the answer, once. */
-  createKey(request: { role: ApiKeyRole; name?: string }): Promise<ApiKeyInfo & { key: string }> {
+  createKey(request: CreateKeyRequest): Promise<NewApiKey> {
     return this.#request('POST', '/keys', { body: request });
   }
 
@@ -365,13 +368,7 @@ export class CallgateClient {
    * ledger). Without `policy` (YAML text) the server reads its policy file again.
    * @throws CallgateError `policy-invalid` naming the rule and line:column; the old policy stays.
    */
-  reloadPolicy(request: { policy?: string; source?: string } = {}): Promise<{
-    changed: boolean;
-    policy_digest: string;
-    previous_digest: string;
-    source: string;
-    run_id?: string;
-  }> {
+  reloadPolicy(request: ReloadPolicyRequest = {}): Promise<PolicyReloadAnswer> {
     return this.#request('POST', '/admin/policy', { body: request });
   }
 

@@ -5,11 +5,13 @@
 // resumption after a dropped stream (Last-Event-ID, the server's `retry`), DELETE on close.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { truncateText } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
 import { invalidJsonAnswer } from './json-rpc.js';
+import { isPlainJsonRpcMessage } from './message-shape.js';
 
 const DEFAULT_RETRY_MS = 1_000;
 const MAX_RESUMES = 5;
@@ -72,6 +74,8 @@ export class UpstreamHttpError extends Error {
 /** A Streamable HTTP client transport over node:http(s). See the file header. */
 export class HttpClientTransport implements Transport {
   readonly #url: URL;
+  /** The URL as request options, worked out once (node:http would do it on every request). */
+  readonly #target: ReturnType<typeof urlToHttpOptions>;
   readonly #headers: Record<string, string>;
   readonly #agent: HttpAgent;
   readonly #requests = new Set<ReturnType<typeof httpRequest>>();
@@ -86,6 +90,7 @@ export class HttpClientTransport implements Transport {
 
   constructor(url: URL, headers: Record<string, string> = {}) {
     this.#url = url;
+    this.#target = urlToHttpOptions(url);
     this.#headers = headers;
     this.#agent =
       url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
@@ -109,7 +114,8 @@ export class HttpClientTransport implements Transport {
         reject(new Error('the transport is closed'));
         return;
       }
-      const request = send(this.#url, {
+      const request = send({
+        ...this.#target,
         method,
         agent: this.#agent,
         headers: {
@@ -167,14 +173,19 @@ export class HttpClientTransport implements Transport {
     }
     const answered: Array<string | number> = [];
     for (const item of Array.isArray(parsed) ? parsed : [parsed]) {
-      const message = JSONRPCMessageSchema.safeParse(item);
-      if (!message.success) {
-        this.onerror?.(new Error('the upstream sent a message that is not JSON-RPC'));
-        continue;
+      let message: JSONRPCMessage;
+      if (isPlainJsonRpcMessage(item)) message = item as JSONRPCMessage;
+      else {
+        const checked = JSONRPCMessageSchema.safeParse(item);
+        if (!checked.success) {
+          this.onerror?.(new Error('the upstream sent a message that is not JSON-RPC'));
+          continue;
+        }
+        message = checked.data;
       }
-      const value = message.data as { id?: string | number; method?: string };
+      const value = message as { id?: string | number; method?: string };
       if (value.id !== undefined && value.method === undefined) answered.push(value.id);
-      this.onmessage?.(message.data);
+      this.onmessage?.(message);
     }
     return answered;
   }

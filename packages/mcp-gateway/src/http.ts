@@ -4,11 +4,9 @@
 // that drops the connection cancels them (and withdraws approvals they wait for).
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {
-  isInitializeRequest,
-  isJSONRPCRequest,
-  type JSONRPCMessage,
-} from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { GatewayContext, SessionContext } from './context.js';
 import { parseClientJson } from './json-rpc.js';
 import { invalidRequest } from './jsonrpc-errors.js';
@@ -38,35 +36,17 @@ function jsonError(
   });
 }
 
-async function readBody(request: Request, limit: number): Promise<{ text?: string; tooLarge?: boolean }> {
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared)) {
-    // A declared length is enforced by the HTTP parser; `text()` takes the server's fast path.
-    return declared > limit ? { tooLarge: true } : { text: await request.text() };
-  }
-  if (!request.body) return { text: '' };
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return { tooLarge: true };
-    }
-    chunks.push(value);
-  }
-  return { text: Buffer.concat(chunks).toString('utf8') };
-}
-
-/** How long a POST's event stream may stay silent before its headers are sent anyway, in ms. */
-const COALESCE_MS = 25;
+/**
+ * How long a POST's event stream may stay silent before its headers are sent anyway, in ms. Long
+ * enough that a gateway backed up under load still answers a call in one write (streaming costs
+ * three writes and a stream pipe per call, and would make a backlog grow), short enough that a
+ * call waiting for a person shows its stream within a second.
+ */
+const COALESCE_MS = 1_000;
 
 /**
- * A POST answered with an event stream that ends almost at once (the usual tool call: one
- * event, the result) is sent as one buffered body, in one write; a stream still open after
+ * A POST answered with an event stream that ends without a second event (the usual tool call:
+ * one event, the result) is sent as one buffered body, in one write; a stream still open after
  * its first event or silent for {@link COALESCE_MS} is streamed as it comes.
  */
 async function coalesce(response: Response): Promise<Response> {
@@ -86,7 +66,7 @@ async function coalesce(response: Response): Promise<Response> {
     clearTimeout(timer);
     if (!next) break;
     if (next.done) {
-      return new Response(Buffer.concat(chunks).toString('utf8'), {
+      return new Response(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), {
         status: response.status,
         headers: response.headers,
       });
@@ -115,14 +95,27 @@ async function coalesce(response: Response): Promise<Response> {
   return new Response(stream, { status: response.status, headers: response.headers });
 }
 
-function hostAllowed(allowed: readonly string[], host: string | null): boolean {
-  if (!host) return false;
-  const lower = host.toLowerCase();
-  const name = lower.startsWith('[') ? lower.slice(0, lower.indexOf(']') + 1) : lower.split(':')[0];
-  return allowed.some((entry) => {
-    const wanted = entry.toLowerCase();
-    return wanted === lower || wanted === name;
+/**
+ * The MCP SDK transport's DNS rebinding options (its `allowedHosts` / `allowedOrigins`) for a
+ * session opened by `request`. The SDK compares the whole `Host` header; a configured name
+ * without a port (`localhost`, `[::1]`) is also listed with the port this request names, so it
+ * is accepted on any port, as configured. Unset lists turn the protection off.
+ */
+function rebindingOptions(options: HttpOptions, request: Request) {
+  const { allowedHosts, allowedOrigins } = options;
+  if (!allowedHosts && !allowedOrigins) return {};
+  const port = new URL(request.url).port;
+  const hosts = allowedHosts?.flatMap((entry) => {
+    const named = entry.toLowerCase();
+    const hasPort = named.startsWith('[') ? named.includes(']:') : named.includes(':');
+    return hasPort || port === '' ? [named] : [named, `${named}:${port}`];
   });
+  return {
+    enableDnsRebindingProtection: true,
+    // An empty list would switch the SDK's check off: refuse every Host instead.
+    ...(hosts ? { allowedHosts: hosts.length > 0 ? hosts : [''] } : {}),
+    ...(allowedOrigins ? { allowedOrigins: allowedOrigins.length > 0 ? [...allowedOrigins] : [''] } : {}),
+  };
 }
 
 /** True when the policy defines `profile`, or it is the built-in `full`. */
@@ -139,9 +132,19 @@ export class HttpSessions {
     { session: GatewaySession; transport: WebStandardStreamableHTTPServerTransport }
   >();
 
+  /** Holds POST bodies to `maxBodyBytes` (hono/body-limit), then serves the request. */
+  readonly #app = new Hono<{ Bindings: SessionContext }>();
+
   constructor(context: GatewayContext, options: HttpOptions) {
     this.#context = context;
     this.#options = options;
+    const tooLarge = () => jsonError(413, -32000, 'Payload Too Large');
+    this.#app.post('*', bodyLimit({ maxSize: options.maxBodyBytes ?? DEFAULT_MAX_BODY, onError: tooLarge }));
+    this.#app.all('*', (c) => this.#serve(c.req.raw, c.env));
+    // A failure reaches the caller as before (Hono's own handler would answer 500 and log to the console).
+    this.#app.onError((error) => {
+      throw error;
+    });
   }
 
   /** Forgets a session that ended. */
@@ -149,29 +152,17 @@ export class HttpSessions {
     if (session.sessionId) this.#byId.delete(session.sessionId);
   }
 
-  #rejected(request: Request): Response | undefined {
-    const { allowedHosts, allowedOrigins } = this.#options;
-    if (allowedHosts && !hostAllowed(allowedHosts, request.headers.get('host'))) {
-      return jsonError(403, -32000, 'Forbidden: this Host is not accepted');
-    }
-    const origin = request.headers.get('origin');
-    if (allowedOrigins && origin && !allowedOrigins.includes(origin)) {
-      return jsonError(403, -32000, 'Forbidden: this Origin is not accepted');
-    }
-    return undefined;
-  }
-
   async #parse(request: Request): Promise<{ body?: unknown; error?: Response }> {
-    let read: { text?: string; tooLarge?: boolean };
+    // Within maxBodyBytes already (hono/body-limit in front of every POST).
+    let text: string;
     try {
-      read = await readBody(request, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY);
+      text = await request.text();
     } catch {
       return { error: jsonError(400, -32000, 'Bad Request: the body could not be read') };
     }
-    if (read.tooLarge) return { error: jsonError(413, -32000, 'Payload Too Large') };
     try {
       // Lossless: big integers keep their digits, a duplicate key is refused (see json-rpc.ts).
-      return { body: parseClientJson(read.text ?? '', this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY) };
+      return { body: parseClientJson(text, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY) };
     } catch (error) {
       const detail = error instanceof Error ? error.message.replace(/^message is not valid JSON: /, '') : '';
       return { error: jsonError(400, -32700, `Parse error: Invalid JSON${detail ? ` (${detail})` : ''}`) };
@@ -183,9 +174,11 @@ export class HttpSessions {
    * A session answers only the principal and profile that opened it (404 otherwise, as for an
    * unknown session).
    */
-  async handle(request: Request, context: SessionContext): Promise<Response> {
-    const rejected = this.#rejected(request);
-    if (rejected) return rejected;
+  handle(request: Request, context: SessionContext): Promise<Response> {
+    return Promise.resolve(this.#app.fetch(request, context));
+  }
+
+  async #serve(request: Request, context: SessionContext): Promise<Response> {
     const id = request.headers.get('mcp-session-id');
     if (id) {
       const entry = this.#byId.get(id);
@@ -205,7 +198,8 @@ export class HttpSessions {
         if (invalid) return jsonError(400, invalid.error.code, invalid.error.message, invalid.id);
         for (const message of (Array.isArray(body) ? body : [body]) as JSONRPCMessage[]) {
           // Only tool calls wait long enough (approvals) for a dropped connection to matter.
-          if (isJSONRPCRequest(message) && message.method === 'tools/call')
+          // Checked above (invalidRequest): a message with a method and an id is a request.
+          if ('method' in message && message.method === 'tools/call' && 'id' in message)
             session.watchDisconnect(message.id, request.signal);
         }
         return coalesce(await transport.handleRequest(request, { parsedBody: body }));
@@ -240,7 +234,9 @@ export class HttpSessions {
       return jsonError(400, -32000, 'Bad Request: No valid session ID provided');
     }
     const session = new GatewaySession(this.#context, context);
+    // The SDK transport refuses a foreign Host or Origin (403) on this and every later request.
     const transport = new WebStandardStreamableHTTPServerTransport({
+      ...rebindingOptions(this.#options, request),
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
         session.sessionId = sessionId;

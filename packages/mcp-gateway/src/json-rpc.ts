@@ -3,6 +3,8 @@
 // turned into an immediate error for the request they answer instead of being dropped.
 import { CallgateError, parseJsonLossless } from '@callgate/core';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { NEEDS_LOSSLESS, parseJsonFast } from './fast-json.js';
+import { isPlainJsonRpcMessage } from './message-shape.js';
 
 /** Deepest nesting a client's JSON-RPC message may have. */
 export const MESSAGE_MAX_DEPTH = 80;
@@ -12,16 +14,20 @@ export const UPSTREAM_INVALID_JSON = 'upstream-invalid-json';
 
 /**
  * Parses a client's JSON-RPC text losslessly (see core's `parseJsonLossless`): big integers keep
- * their digits, a duplicate key is refused.
+ * their digits, a duplicate key is refused. Text that `JSON.parse` reads to the same value (no
+ * number it would round, no repeated key: see `parseJsonFast`) is read by it.
  * @throws CallgateError `tool-args-invalid` saying what is wrong and where.
  */
 export function parseClientJson(text: string, maxBytes: number): unknown {
+  const fast = parseJsonFast(text, MESSAGE_MAX_DEPTH);
+  if (fast !== NEEDS_LOSSLESS) return fast;
   return parseJsonLossless(text, 'message', { maxBytes, maxDepth: MESSAGE_MAX_DEPTH });
 }
 
 /** A JSON-RPC message from a line a client sent over stdio, read losslessly and checked. */
 export function readClientMessage(line: string, maxBytes: number): JSONRPCMessage {
-  return JSONRPCMessageSchema.parse(parseClientJson(line, maxBytes));
+  const value = parseClientJson(line, maxBytes);
+  return isPlainJsonRpcMessage(value) ? (value as JSONRPCMessage) : JSONRPCMessageSchema.parse(value);
 }
 
 /** JSON-RPC "Parse error" for a client's text the lossless parser refused (id unknown: null). */

@@ -4,6 +4,7 @@
 // whose params do not fit its method (-32602 Invalid params, saying which field and why, instead
 // of the SDK's -32603 with a raw validation dump). https://www.jsonrpc.org/specification §5.1
 import { Transform, type TransformCallback } from 'node:stream';
+import { parseJsonLossless } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ClientRequestSchema,
@@ -11,6 +12,8 @@ import {
   type JSONRPCMessage,
   JSONRPCMessageSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { MESSAGE_MAX_DEPTH } from './json-rpc.js';
+import { isPlainJsonRpcMessage, isPlainToolCall } from './message-shape.js';
 
 /** A JSON-RPC error response object. */
 export interface JsonRpcErrorResponse {
@@ -49,7 +52,7 @@ export function invalidRequest(value: unknown, allowBatch: boolean): JsonRpcErro
     }
     return undefined;
   }
-  if (JSONRPCMessageSchema.safeParse(value).success) return undefined;
+  if (isPlainJsonRpcMessage(value) || JSONRPCMessageSchema.safeParse(value).success) return undefined;
   const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
   const why =
     typeof value !== 'object' || value === null
@@ -68,12 +71,21 @@ export function refuseLine(line: string): JsonRpcErrorResponse | undefined {
   } catch (error) {
     return errorResponse(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
   }
-  return invalidRequest(value, false);
+  const refused = invalidRequest(value, false);
+  if (!refused) return undefined;
+  // Text the strict reader refuses (a duplicate or `__proto__` key, nesting too deep) is a parse
+  // error first, as over HTTP, whatever its shape.
+  try {
+    parseJsonLossless(line, 'message', { maxBytes: Number.POSITIVE_INFINITY, maxDepth: MESSAGE_MAX_DEPTH });
+  } catch (error) {
+    return errorResponse(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
+  }
+  return refused;
 }
 
 /** The -32602 answer for a request whose params do not fit its method's schema, else undefined. */
 export function invalidParams(message: JSONRPCMessage): JsonRpcErrorResponse | undefined {
-  if (!('method' in message) || !('id' in message)) return undefined;
+  if (!('method' in message) || !('id' in message) || isPlainToolCall(message)) return undefined;
   const schema = REQUEST_SCHEMAS.get(message.method);
   if (!schema) return undefined;
   const checked = schema.safeParse(message);

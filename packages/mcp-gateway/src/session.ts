@@ -142,7 +142,16 @@ export class GatewaySession {
   /** The signal that aborts when the client cancels request `id` or drops its connection. */
   requestSignal(id: RequestId, cancelled: AbortSignal): AbortSignal {
     const disconnect = this.#disconnects.get(id);
-    return disconnect ? AbortSignal.any([cancelled, disconnect]) : cancelled;
+    if (!disconnect || cancelled.aborted) return cancelled;
+    if (disconnect.aborted) return disconnect;
+    // Two listeners on one controller: what AbortSignal.any does, at a fraction of its cost.
+    const either = new AbortController();
+    const abort = function (this: AbortSignal) {
+      either.abort(this.reason);
+    };
+    cancelled.addEventListener('abort', abort, { once: true });
+    disconnect.addEventListener('abort', abort, { once: true });
+    return either.signal;
   }
 
   /** Forgets what {@link watchDisconnect} registered for `id` (its request was answered). */

@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import { parseJsonLossless } from '@callgate/core';
 import { createGateway } from '@callgate/mcp-gateway';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,11 +26,21 @@ const notJson = fc.string({ minLength: 1, maxLength: 40 }).filter((text) => {
   }
 });
 /** JSON values that are not a JSON-RPC message (no "jsonrpc": "2.0" object). */
+/** Whether the gateway's strict reader takes `text` (no `__proto__`-like or repeated key). */
+const readsStrictly = (text: string): boolean => {
+  try {
+    parseJsonLossless(text, 'message', { maxBytes: Number.POSITIVE_INFINITY, maxDepth: 80 });
+    return true;
+  } catch {
+    return false;
+  }
+};
 const notJsonRpc = fc
   .jsonValue()
   .filter(
     (value) =>
       !Array.isArray(value) &&
+      readsStrictly(JSON.stringify(value)) &&
       (typeof value !== 'object' || value === null || (value as { jsonrpc?: unknown }).jsonrpc !== '2.0'),
   );
 /** tools/call params with a wrong-typed name or arguments. */
@@ -127,6 +138,21 @@ describe('JSON-RPC errors over stdio and HTTP', () => {
       }),
       { numRuns: 40 },
     );
+  });
+
+  it('JSON the strict reader refuses (a `__proto__` or repeated key) gets -32700 naming the key, on both', async () => {
+    for (const text of [
+      '{"__proto__":false}',
+      '{"a":1,"a":2}',
+      '{"jsonrpc":"2.0","id":1,"method":"ping","constructor":1}',
+    ]) {
+      const stdio = await context.stdio(text);
+      expect(stdio).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+      expect(stdio.error.message).toMatch(/__proto__|'a'|constructor/);
+      const http = await context.post(text, context.session);
+      expect(http.status).toBe(400);
+      expect(http.json).toMatchObject({ jsonrpc: '2.0', error: { code: -32700 } });
+    }
   });
 
   it('a batch gets -32600 on stdio (MCP has no batches); an empty batch gets -32600 on HTTP', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { testApp } from './test-support.js';
 
@@ -49,5 +50,24 @@ describe('GET /v1/openapi.json', () => {
     });
     expect(json.paths['/v1/health'].get.security).toEqual([]);
     expect(json.components.schemas.ErrorBody.properties.error.required).toEqual(['kind', 'message']);
+  });
+
+  it('test/fixtures/schemas/openapi.json is the served document (run `npm run schemas` after a change) and lists every /v1 route', async () => {
+    const { app, call } = await testApp();
+    const served = (await call('GET', '/v1/openapi.json')).json;
+    const committed = JSON.parse(
+      readFileSync(new URL('../../../test/fixtures/schemas/openapi.json', import.meta.url), 'utf8'),
+    );
+    expect(committed).toEqual(served);
+    // Every route the app serves under /v1 (the table's and any mounted beside it) is documented.
+    const mounted = app.routes
+      .filter((route) => route.path.startsWith('/v1/') && route.method !== 'ALL')
+      .filter((route) => route.path !== '/v1/openapi.json')
+      .map((route) => `${route.method.toLowerCase()} ${route.path.replace(/:(\w+)/g, '{$1}')}`);
+    const documented = Object.entries(served.paths as Record<string, Record<string, unknown>>).flatMap(
+      ([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`),
+    );
+    expect(mounted.length).toBeGreaterThan(20);
+    expect(documented.sort()).toEqual([...new Set(mounted)].sort());
   });
 });

@@ -3,7 +3,7 @@
 // does not load is refused (rule id and line:column in the error) and the old one stays.
 import { loadPolicy, type Policy, putPolicyDocument } from '@callgate/core';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
-import { z } from 'zod';
+import { policyReloadSchema, policyStateSchema, reloadPolicyBody } from './http/schemas.js';
 import { defineRoute, type Route } from './routes/define.js';
 import type { ServerContext } from './server-context.js';
 
@@ -126,14 +126,6 @@ export class PolicyReloader {
   }
 }
 
-const reloadSchema = z.object({
-  changed: z.boolean(),
-  policy_digest: z.string(),
-  previous_digest: z.string(),
-  source: z.string(),
-  run_id: z.string().optional(),
-});
-
 /** `GET /v1/admin/policy` (the policy in force) and `POST /v1/admin/policy` (reload), admin only. */
 export function policyRoutes(server: ServerContext, reloader: PolicyReloader): Route[] {
   return [
@@ -143,7 +135,7 @@ export function policyRoutes(server: ServerContext, reloader: PolicyReloader): R
       operationId: 'getPolicy',
       summary: 'The policy in force: its digest and normalized document',
       roles: ['admin'],
-      response: z.object({ policy_digest: z.string(), policy: z.unknown(), reloadable: z.boolean() }),
+      response: policyStateSchema,
       async handler() {
         const policy = server.engine.policy;
         return { policy_digest: policy.digest, policy: policy.document, reloadable: reloader.canReread };
@@ -155,13 +147,8 @@ export function policyRoutes(server: ServerContext, reloader: PolicyReloader): R
       operationId: 'reloadPolicy',
       summary: 'Put a new policy in force (validated, then recorded in the ledger)',
       roles: ['admin'],
-      body: z.strictObject({
-        /** The policy YAML; without it the server reads its policy file again. */
-        policy: z.string().max(1_048_576).optional(),
-        /** What to call the policy in messages and the ledger (a file name). */
-        source: z.string().min(1).max(200).optional(),
-      }),
-      response: reloadSchema,
+      body: reloadPolicyBody,
+      response: policyReloadSchema,
       async handler({ body, key }) {
         return reloader.reload({
           ...(body.policy !== undefined ? { text: body.policy } : {}),

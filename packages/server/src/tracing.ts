@@ -227,6 +227,9 @@ const metaGetter: TextMapGetter<Record<string, unknown>> = {
   get: (carrier, key) => (typeof carrier[key] === 'string' ? (carrier[key] as string) : undefined),
 };
 
+/** Largest MCP body, in bytes, read for its `params._meta` trace context. */
+const TRACE_META_BODY_LIMIT = 1024 * 1024;
+
 /**
  * The trace context of a request: its `traceparent`/`tracestate` headers, or, for a single MCP
  * JSON-RPC message without them, the message's `params._meta` (as the MCP semantic conventions
@@ -237,6 +240,10 @@ async function parentOf(request: Request): Promise<Context> {
     return propagation.extract(ROOT_CONTEXT, request.headers, headerGetter);
   const path = new URL(request.url).pathname;
   if (request.method !== 'POST' || !/^\/mcp(\/|$)/.test(path)) return ROOT_CONTEXT;
+  // Read before the key is checked and before the gateway's body limit: only a body of a
+  // declared, small length (an unbounded one is left to the gateway to refuse).
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  if (!(declared <= TRACE_META_BODY_LIMIT)) return ROOT_CONTEXT;
   try {
     const message = JSON.parse(await request.clone().text()) as { params?: { _meta?: unknown } };
     const meta = message?.params?._meta;

@@ -46,7 +46,7 @@ def test_verdicts_grants_approvals_errors_and_bundles(live: Live, hook: Callgate
     except Unauthorized as error:
         validator("error-body").validate(error.to_body())
     client.end_run(run["run_id"])
-    validator("bundle-v2").validate(live.admin().bundle(run["run_id"]))
+    validator("bundle-v3").validate(live.admin().bundle(run["run_id"]))
     validator("bundle").validate(live.admin().bundle(run["run_id"], proofs=True))
 
 
@@ -64,6 +64,6 @@ def test_the_hooks_records_validate_as_ledger_records(live: Live, hook: Callgate
     with Reviewer(live.reviewer(), {"write_note": "approve"}):
         agent.run([user("go")], hook_context=context)
     bundle = live.admin().bundle(context["callgate_run_id"])
-    records = validator("ledger-record")
+    records = validator("ledger-record-v2")
     for record in bundle["records"]:
         records.validate(record)

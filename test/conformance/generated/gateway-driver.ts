@@ -3,7 +3,9 @@
 // stdio, whose `bump` tool appends each call it runs to a counter file (the side effects, counted
 // from outside). Each generated run is one client session, hence one callgate run; a step's calls
 // are sent at once. Arguments the SDK cannot write (big integers' digits) go as raw JSON-RPC.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// One gateway and one upstream serve many runs (each with its own session and run id); the side
+// effects are read as the counter file grows, never re-read from its start.
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Engine } from '@callgate/core';
@@ -21,11 +23,18 @@ import {
 
 const UPSTREAM = resolve(ROOT, 'test/e2e/gateway/fidelity-upstream.mjs');
 
+/**
+ * How long the gateway waits for a reviewer, in ms; a `late` reviewer answers after
+ * {@link LATE_ANSWER_MS}, once the wait is over (its answer is refused and recorded).
+ */
+const APPROVAL_WAIT_MS = 60;
+const LATE_ANSWER_MS = 2 * APPROVAL_WAIT_MS;
+
 /** The gateway's policy: `bump` allowed up to 1000, asked above; `echo` denied. */
 const POLICY = `
 version: 1
 default: deny
-approval: { ttl: 60s, wait: 150ms, allow_edits: false }
+approval: { ttl: 60s, wait: ${APPROVAL_WAIT_MS}ms, allow_edits: false }
 rules:
   - id: small
     match: { tools: [bump] }
@@ -52,11 +61,23 @@ const TOOLS: Record<ToolChoice, string> = {
 /** What the upstream does for a generated tool act (a hang is an answer that is not valid JSON). */
 const ACTS = { succeed: 'ok', throw: 'throw', hang: 'nan', 'non-canonical': 'surrogate' } as const;
 
+/** A generated run as sent: what the client got for each step, the calls' tags, its run. */
+export interface Driven {
+  generated: GeneratedRun;
+  results: Array<Array<{ call_id: string }>>;
+  tags: string[];
+  runId: string;
+}
+
 /** A gateway in front of the fidelity upstream, shared by many generated runs. */
 export class GatewayWorld {
   readonly #folder = mkdtempSync(join(tmpdir(), 'callgate-generated-'));
   readonly counter = join(this.#folder, 'side-effects.jsonl');
   readonly #reviewers = new Map<string, ReviewerAct>();
+  /** Side effects by tag, and how far into the counter file they were read. */
+  readonly #effects = new Map<string, number>();
+  #read = 0;
+  #partial = '';
   served!: ServedGateway;
   engine!: Engine;
   publicKey = '';
@@ -100,7 +121,7 @@ export class GatewayWorld {
             await respond(false).catch(() => undefined); // refused: recorded as a refusal
           } else if (act === 'late') {
             // After the wait limit: the approval has expired; the answer is refused and recorded.
-            setTimeout(() => void respond(true).catch(() => undefined), 300);
+            setTimeout(() => void respond(true).catch(() => undefined), LATE_ANSWER_MS);
           }
         } catch {
           // answered elsewhere first
@@ -114,15 +135,30 @@ export class GatewayWorld {
     rmSync(this.#folder, { recursive: true, force: true });
   }
 
-  /** Side effects by tag, from the counter file the upstream appends to. */
-  sideEffects(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const line of readFileSync(this.counter, 'utf8').split('\n')) {
-      if (!line) continue;
-      const tag = (JSON.parse(line) as { tag?: string }).tag ?? '';
-      counts.set(tag, (counts.get(tag) ?? 0) + 1);
+  /**
+   * Side effects by tag, from the counter file the upstream appends to (one JSON line per call
+   * it ran): the lines added since the last look are read and counted, the rest kept.
+   */
+  sideEffects(): ReadonlyMap<string, number> {
+    const file = openSync(this.counter, 'r');
+    try {
+      const chunk = Buffer.alloc(64 * 1024);
+      for (;;) {
+        const size = readSync(file, chunk, 0, chunk.length, this.#read);
+        if (size === 0) break;
+        this.#read += size;
+        const lines = (this.#partial + chunk.toString('utf8', 0, size)).split('\n');
+        this.#partial = lines.pop() ?? '';
+        for (const line of lines) {
+          if (!line) continue;
+          const tag = (JSON.parse(line) as { tag?: string }).tag ?? '';
+          this.#effects.set(tag, (this.#effects.get(tag) ?? 0) + 1);
+        }
+      }
+    } finally {
+      closeSync(file);
     }
-    return counts;
+    return this.#effects;
   }
 
   /** The arguments of a generated call as JSON-RPC params text (raw, for the digits), and the tag. */
@@ -150,6 +186,11 @@ export class GatewayWorld {
 
   /** Runs one generated run as one client session and checks it. */
   async run(generated: GeneratedRun, number: number, tally?: Tally): Promise<void> {
+    await this.check(await this.drive(generated, number), tally);
+  }
+
+  /** Sends one generated run as one client session, until its run has ended. */
+  async drive(generated: GeneratedRun, number: number): Promise<Driven> {
     const { client, transport } = await connectClient(this.served.url(), { name: `generated-${number}` });
     const sessionId = transport.sessionId as string;
     const results: Array<Array<{ call_id: string }>> = [];
@@ -176,11 +217,17 @@ export class GatewayWorld {
       results.push(answers.map((answer) => ({ call_id: answer.call_id })));
     }
     await client.close();
-    const runs = await this.engine.store.listRuns({ limit: 5 });
+    const runs = await this.engine.store.listRuns({ limit: 100 });
     const run = runs.find((item) => item.labels.client === `generated-${number}`);
     if (!run) throw new Error(`no run for session generated-${number}`);
     await waitFor(async () => (await this.engine.store.getRun(run.run_id))?.status !== 'running');
-    const bundle = await this.engine.exportRun(run.run_id, { openings: true });
+    return { generated, results, tags, runId: run.run_id };
+  }
+
+  /** Checks a driven run from outside: its bundle, the side effects of its calls, its results. */
+  async check(driven: Driven, tally?: Tally): Promise<void> {
+    const { generated, results, tags } = driven;
+    const bundle = await this.engine.exportRun(driven.runId, { openings: true });
     const effects = this.sideEffects();
     // Side effects by the call id the gateway gave each call, found through the decided
     // arguments' openings (each call's arguments carry its tag).
@@ -232,5 +279,51 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promis
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('timed out waiting for the run to end');
     await new Promise((wake) => setTimeout(wake, 10));
+  }
+}
+
+/**
+ * Generated runs in batches through a {@link GatewayWorld} that is replaced by a fresh one (new
+ * engine and log, new gateway, new upstream process) every `runsPerWorld` runs: an export reads
+ * every leaf of its log, so a log that grew over thousands of runs would make each later check
+ * slower than the one before. The runs of a batch go at once, each in its own session.
+ */
+export class GatewayWorlds {
+  readonly #runsPerWorld: number;
+  #world?: GatewayWorld;
+  #runs = 0;
+  #number = 0;
+
+  constructor(runsPerWorld = 250) {
+    this.#runsPerWorld = runsPerWorld;
+  }
+
+  async #current(): Promise<GatewayWorld> {
+    if (this.#world && this.#runs < this.#runsPerWorld) return this.#world;
+    await this.#world?.close();
+    this.#world = undefined;
+    const world = new GatewayWorld();
+    await world.start();
+    this.#world = world;
+    this.#runs = 0;
+    return world;
+  }
+
+  /**
+   * Sends the runs of `batch` at once, then checks each once all have ended (their exports then
+   * share one signed checkpoint); throws the first violation found.
+   */
+  async run(batch: readonly GeneratedRun[], tally?: Tally): Promise<void> {
+    const world = await this.#current();
+    this.#runs += batch.length;
+    const settled = await Promise.allSettled(batch.map((run) => world.drive(run, this.#number++)));
+    const failed = settled.find((result) => result.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    for (const result of settled) await world.check((result as PromiseFulfilledResult<Driven>).value, tally);
+  }
+
+  async close(): Promise<void> {
+    await this.#world?.close();
+    this.#world = undefined;
   }
 }

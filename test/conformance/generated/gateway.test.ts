@@ -1,27 +1,34 @@
 // Generated runs through the MCP gateway (real SDK client, real McpServer upstream over stdio),
-// checked from outside after each run. `npm run fuzz` runs many more.
+// checked from outside after each run. `npm run fuzz` runs many more. The runs go in batches of
+// CALLGATE_FUZZ_CONCURRENCY (default 4) at once, each in its own session and run.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayWorld } from './gateway-driver.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { GatewayWorlds } from './gateway-driver.js';
 import { EXAMPLES, runCount, runSeed, runsOf, Tally } from './runs.js';
 
-const world = new GatewayWorld();
+const worlds = new GatewayWorlds();
+const concurrency = Math.max(1, Number(process.env.CALLGATE_FUZZ_CONCURRENCY ?? 4) || 4);
 
-beforeAll(() => world.start(), 30_000);
-afterAll(() => world.close());
+afterAll(() => worlds.close());
 
 describe('generated runs through the MCP gateway', () => {
   it(
     'hold every invariant of the record',
     async () => {
       const tally = new Tally('MCP gateway');
-      let number = 0;
+      const runs = runCount(300);
+      const batch = fc.array(runsOf(2), { minLength: concurrency, maxLength: concurrency });
       await fc.assert(
-        fc.asyncProperty(runsOf(2), (run) => world.run(run, number++, tally)),
-        { numRuns: runCount(300), seed: runSeed(), examples: EXAMPLES },
+        fc.asyncProperty(batch, (generated) => worlds.run(generated, tally)),
+        {
+          // The counterexamples come first, one run each, and count among the property's runs.
+          numRuns: EXAMPLES.length + Math.ceil(Math.max(0, runs - EXAMPLES.length) / concurrency),
+          seed: runSeed(),
+          examples: EXAMPLES.map(([run]) => [[run]]),
+        },
       );
       if (process.env.CALLGATE_FUZZ_RUNS) console.log(`MCP gateway: ${tally}`);
-      expect(tally.runs).toBeGreaterThanOrEqual(runCount(300));
+      expect(tally.runs).toBeGreaterThanOrEqual(runs);
       expect(tally.ran).toBeGreaterThan(0);
       expect(tally.normalized).toBeGreaterThan(0);
     },

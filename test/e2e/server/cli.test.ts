@@ -79,7 +79,7 @@ describe('callgate approvals and keys against a running server', () => {
     expect(listed.stdout).not.toContain(created.key);
     expect((await runCallgate(['keys', 'revoke', 'temp', '--data', server.dataDir])).code).toBe(0);
     await expect(temp.listApprovals()).rejects.toMatchObject({ kind: 'unauthorized' });
-  });
+  }, 60_000); // seven CLI processes start one after another (about 3 s each on a loaded machine)
 
   it('export on the folder of a running server names that server’s address, and the --url form works', async () => {
     const agent = new CallgateClient({ url: server.url, apiKey: server.keys.bot ?? '' });

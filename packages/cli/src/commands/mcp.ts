@@ -11,6 +11,7 @@ import {
 } from '@callgate/server';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { type Command, Option } from 'commander';
+import { type LogLevel, logLevelOf } from '../log.js';
 import { folderPath } from '../options.js';
 import { checkProfile, choosePolicy, lineLogger, startGateway, upstreamLines } from './setup.js';
 
@@ -22,6 +23,8 @@ export interface McpStdioOptions {
   principal?: string;
   /** Where every log line goes (standard error): standard output carries only MCP messages. */
   log: (line: string) => void;
+  /** The lowest level logged; default `info`. */
+  logLevel?: LogLevel;
   /** The MCP streams; default `process.stdin` and `process.stdout`. */
   stdin?: Readable;
   stdout?: Writable;
@@ -59,7 +62,7 @@ export async function runMcpStdio(options: McpStdioOptions): Promise<number> {
   checkProfile(policy, profile, options.profile ? '--profile' : 'mcp.default_profile');
   const principal = options.principal ?? defaultPrincipal();
   const dataDir = resolve(options.data ?? config.data ?? '.callgate');
-  const logger = lineLogger(log);
+  const logger = lineLogger(log, options.logLevel);
   const embedded = await openEmbedded({
     dataDir,
     policy,
@@ -161,12 +164,14 @@ export function registerMcpCommand(
       `the profile whose tools the client sees (default mcp.default_profile, else ${DEFAULT_MCP_PROFILE})`,
     )
     .option('--principal <name>', 'who the session acts for, in runs and approvals (default: your user name)')
+    .option('--debug', 'log debug lines too (same as CALLGATE_LOG_LEVEL=debug)')
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
       context.setExitCode(
         await runMcpStdio({
           ...options,
           log: (line) => process.stderr.write(`${line}\n`),
+          logLevel: logLevelOf(options.debug, process.env),
         }),
       ),
     );

@@ -10,6 +10,7 @@ import {
   startTelemetry,
 } from '@callgate/server';
 import { type Command, Option } from 'commander';
+import { type LogLevel, logLevelOf } from '../log.js';
 import { folderPath, portNumber } from '../options.js';
 import { startWitnessLoop } from '../witness/loop.js';
 import { openServeEngine } from './serve-store.js';
@@ -34,6 +35,8 @@ export interface ServeOptions {
   print: (line: string) => void;
   /** Where log lines go (standard error). */
   log: (line: string) => void;
+  /** The lowest level logged; default `info`. */
+  logLevel?: LogLevel;
 }
 
 /**
@@ -57,7 +60,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const defaultProfile = config.defaultProfile ?? DEFAULT_MCP_PROFILE;
   checkProfile(policy, defaultProfile, 'mcp.default_profile');
   const dataDir = resolve(options.data ?? config.data ?? '.callgate');
-  const logger = lineLogger(options.log);
+  const logger = lineLogger(options.log, options.logLevel);
   const store = options.store ?? config.store;
   const logKey = options.logKey ?? config.logKey;
   const embedded = await openServeEngine({
@@ -257,6 +260,7 @@ export function registerServeCommand(
         'SQLite durability: NORMAL, or FULL (every commit on disk before it is answered); default synchronous: in the config, else NORMAL',
       ).choices(['NORMAL', 'FULL']),
     )
+    .option('--debug', 'log debug lines too (same as CALLGATE_LOG_LEVEL=debug)')
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
       context.setExitCode(
@@ -264,6 +268,7 @@ export function registerServeCommand(
           ...options,
           print: context.print,
           log: (line) => process.stderr.write(`${line}\n`),
+          logLevel: logLevelOf(options.debug, process.env),
         }),
       ),
     );

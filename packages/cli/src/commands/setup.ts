@@ -6,12 +6,7 @@ import { createGateway, type Gateway, type UpstreamState } from '@callgate/mcp-g
 import { CallgateError } from '@callgate/protocol';
 import { DENY_ALL_POLICY_TEXT, readPolicyFile, type ServerConfig } from '@callgate/server';
 
-/** A logger writing one JSON line per event (info and above) to `write`. */
-export function lineLogger(write: (line: string) => void): Logger {
-  const emit = (level: string) => (fields: Record<string, unknown>, message: string) =>
-    write(JSON.stringify({ time: new Date().toISOString(), level, message, ...fields }));
-  return { debug() {}, info: emit('info'), warn: emit('warn'), error: emit('error') };
-}
+export { lineLogger } from '../log.js';
 
 /**
  * The policy to serve: the `--policy` file, else the config's, else deny everything (and

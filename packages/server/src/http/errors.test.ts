@@ -70,7 +70,7 @@ describe('error bodies', () => {
     expect(query.json.error.path).toBe('query.sort');
   });
 
-  it('refuses a body over the limit, with or without a Content-Length', async () => {
+  it('refuses a body over the limit, with or without a Content-Length: 413 with the error JSON', async () => {
     const { app, call, keys } = await testApp();
     const big = JSON.stringify({ framework: 'x'.repeat(DEFAULT_BODY_LIMIT) });
     const declared = await call('POST', '/v1/runs', {
@@ -78,8 +78,12 @@ describe('error bodies', () => {
       raw: big,
       headers: { 'content-type': 'application/json' },
     });
-    expectError(declared, 400, 'request-invalid');
-    expect(declared.json.error.message).toMatch(/over the limit of \d+ bytes/);
+    expectError(declared, 413, 'request-invalid');
+    expect(declared.json.error).toEqual({
+      kind: 'request-invalid',
+      message: `body: over the limit of ${DEFAULT_BODY_LIMIT} bytes`,
+      path: 'body',
+    });
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(new TextEncoder().encode(big));
@@ -92,8 +96,15 @@ describe('error bodies', () => {
       body: stream,
       duplex: 'half',
     } as RequestInit);
-    expect(response.status).toBe(400);
+    expect(response.status).toBe(413);
     expect(((await response.json()) as { error: { path: string } }).error.path).toBe('body');
+    // Just under the limit, the same route reads the body (and answers for its content).
+    const under = await call('POST', '/v1/runs', {
+      key: keys.agent,
+      body: { framework: 'x'.repeat(201) },
+    });
+    expectError(under, 400, 'request-invalid');
+    expect(under.json.error.path).toBe('body.framework');
   });
 
   it('refuses a duplicate key, an integer beyond 2^53 and deep nesting in a body, saying where', async () => {

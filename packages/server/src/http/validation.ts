@@ -20,52 +20,6 @@ export function formatPath(where: string, path: readonly PropertyKey[]): string 
   return text;
 }
 
-function tooLarge(limit: number): CallgateError {
-  return new CallgateError('request-invalid', `body: over the limit of ${limit} bytes`, { path: 'body' });
-}
-
-/**
- * Reads a request body as UTF-8 text, refusing it as soon as it passes `limit` bytes (whether or
- * not a Content-Length was sent).
- *
- * @throws CallgateError `request-invalid` (path `body`) when it is too large or not UTF-8.
- */
-export async function readBodyText(request: Request, limit: number): Promise<string> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
-  let bytes: Uint8Array;
-  if (declared !== null && /^\d+$/.test(declared)) {
-    // HTTP framing holds the body to its Content-Length: read it whole (the adapter's fast path).
-    bytes = new Uint8Array(await request.arrayBuffer());
-  } else {
-    bytes = await readLimited(request, limit);
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new CallgateError('request-invalid', 'body: not valid UTF-8', { path: 'body' });
-  }
-}
-
-/** Reads a body of unknown length chunk by chunk, refusing it as soon as it passes `limit` bytes. */
-async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
-}
-
 /** Deepest nesting of objects and arrays a request body may have. */
 export const BODY_MAX_DEPTH = 80;
 
@@ -76,8 +30,8 @@ export const BODY_MAX_DEPTH = 80;
  * `__proto__`, `constructor` and `prototype`, lone surrogates and nesting deeper than
  * {@link BODY_MAX_DEPTH}. An empty body reads as `{}` (every body field is then absent).
  *
- * @param text the body, already read within its size limit by {@link readBodyText}.
- * @param limit the body's size limit in bytes (the same one `readBodyText` enforced).
+ * @param text the body, already read within its size limit (see `limitBody` in body-limit.ts).
+ * @param limit the body's size limit in bytes (the same one `limitBody` enforced).
  * @throws CallgateError `request-invalid` when the Content-Type is not JSON (path `body`), when the
  *   text is not JSON (`body: malformed JSON: ...` with the parser's position), or with the strict
  *   parser's message and path (a duplicate key's position, the big integer's digits).

@@ -1,6 +1,11 @@
 import { CallgateError } from '@callgate/protocol';
-import { z } from 'zod';
-import { apiKeySchema, createKeyBody, healthSchema } from '../http/schemas.js';
+import {
+  apiKeyListSchema,
+  createdApiKeySchema,
+  createKeyBody,
+  healthSchema,
+  revokedApiKeySchema,
+} from '../http/schemas.js';
 import { createApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
 import { storeHealth } from '../store-status.js';
@@ -67,7 +72,7 @@ export function adminRoutes(server: ServerContext): Route[] {
       operationId: 'listKeys',
       summary: 'List API keys',
       roles: ['admin'],
-      response: z.object({ keys: z.array(apiKeySchema) }),
+      response: apiKeyListSchema,
       async handler() {
         const keys = (await store.listApiKeys()).map(({ key_hash: _, ...row }) => row);
         return { keys };
@@ -81,7 +86,7 @@ export function adminRoutes(server: ServerContext): Route[] {
       roles: ['admin'],
       body: createKeyBody,
       status: 201,
-      response: apiKeySchema.extend({ key: z.string() }),
+      response: createdApiKeySchema,
       errors: [409],
       async handler({ body }) {
         const { key, row } = await createApiKey(store, {
@@ -100,7 +105,7 @@ export function adminRoutes(server: ServerContext): Route[] {
       operationId: 'revokeKey',
       summary: 'Revoke an API key',
       roles: ['admin'],
-      response: z.object({ revoked: z.literal(true), name: z.string() }),
+      response: revokedApiKeySchema,
       errors: [404, 409],
       async handler({ params }) {
         const name = params.name ?? '';

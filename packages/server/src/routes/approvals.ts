@@ -2,6 +2,7 @@ import type { ApiKeyRow, ApprovalState } from '@callgate/core';
 import { type Approval, approvalSchema, CallgateError } from '@callgate/protocol';
 import { z } from 'zod';
 import {
+  approvalAnswerSchema,
   approvalStateSchema,
   approveBody,
   denyBody,
@@ -26,15 +27,6 @@ async function approvalFor(server: ServerContext, key: ApiKeyRow, approvalId: st
   throw new CallgateError('not-found', `no approval ${approvalId}`);
 }
 
-/** The answer to approve and deny: the approval as answered and what the answer amounted to. */
-const answerSchema = z.object({
-  approval: approvalSchema,
-  /** The status the answer gave the approval (an approve with edits may count as a denial). */
-  effective: z.enum(['approved', 'denied']),
-  /** Why `effective` differs from what was asked, when it does. */
-  message: z.string().optional(),
-});
-
 /** Routes of approvals: list, get (long-poll), approve and deny. */
 export function approvalRoutes(server: ServerContext): Route[] {
   const { engine } = server;
@@ -50,7 +42,7 @@ export function approvalRoutes(server: ServerContext): Route[] {
     approvalId: string,
     approved: boolean,
     body: { reason?: string; arguments?: Record<string, unknown> },
-  ): Promise<z.output<typeof answerSchema>> {
+  ): Promise<z.output<typeof approvalAnswerSchema>> {
     const state: ApprovalState = await engine.respondToApproval(approvalId, {
       approved,
       reviewer: key.name,
@@ -136,7 +128,7 @@ export function approvalRoutes(server: ServerContext): Route[] {
       summary: 'Approve a pending approval',
       roles: ['reviewer', 'admin'],
       body: approveBody,
-      response: answerSchema,
+      response: approvalAnswerSchema,
       errors: [404, 409],
       handler: ({ params, key, body }) => answer(key, params.id ?? '', true, body),
     }),
@@ -147,7 +139,7 @@ export function approvalRoutes(server: ServerContext): Route[] {
       summary: 'Deny a pending approval',
       roles: ['reviewer', 'admin'],
       body: denyBody,
-      response: answerSchema,
+      response: approvalAnswerSchema,
       errors: [404, 409],
       handler: ({ params, key, body }) => answer(key, params.id ?? '', false, body),
     }),

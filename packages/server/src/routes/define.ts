@@ -2,9 +2,11 @@ import type { ApiKeyRow } from '@callgate/core';
 import { CallgateError } from '@callgate/protocol';
 import type { Context, Hono } from 'hono';
 import type { z } from 'zod';
+import { limitBody, readUtf8 } from '../http/body-limit.js';
 import { errorResponseOf } from '../http/errors.js';
+import { precompileSchema } from '../http/precompile.js';
 import type { ApiKeyRole } from '../http/schemas.js';
-import { DEFAULT_BODY_LIMIT, parseJsonBody, parseWith, readBodyText } from '../http/validation.js';
+import { DEFAULT_BODY_LIMIT, parseJsonBody, parseWith } from '../http/validation.js';
 import { findApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
 
@@ -144,17 +146,31 @@ export function allowedMethodsFinder(
   };
 }
 
-/** Registers `routes` on `app` under `/v1`: auth and role first, then query, then body, then the handler. */
+/**
+ * The API's answer to a body over its limit: 413 (RFC 9110 §15.5.14, Content Too Large) with
+ * the error JSON (`request-invalid`, `body: over the limit of N bytes`, path `body`).
+ */
+function tooLargeJson(c: Context, error: CallgateError): Response {
+  return c.json(error.toBody(), 413);
+}
+
+/**
+ * Registers `routes` on `app` under `/v1`: a body over the route's limit first (413), then auth
+ * and role, then query, then body, then the
+ * handler. Each route's schemas are compiled here, once, not on its first request.
+ */
 export function mountRoutes(app: Hono, server: ServerContext, routes: readonly Route[]): void {
   for (const route of routes) {
-    app.on(route.method.toUpperCase(), `/v1${route.path}`, async (c) => {
+    if (route.query) precompileSchema(route.query);
+    if (route.body) precompileSchema(route.body);
+    const limit = route.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    const handle = async (c: Context) => {
       try {
         const key = await authorize(server, route, c.req.header('authorization'));
         const query = route.query ? parseWith(route.query, c.req.query(), 'query') : {};
         let body: unknown = {};
         if (route.body) {
-          const limit = route.bodyLimit ?? DEFAULT_BODY_LIMIT;
-          const text = await readBodyText(c.req.raw, limit);
+          const text = await readUtf8(c.req.raw);
           body = parseWith(route.body, parseJsonBody(text, c.req.header('content-type'), limit), 'body');
         }
         const linked = lazyLinkedSignal(() => c.req.raw.signal, server.lifecycle.signal);
@@ -178,6 +194,10 @@ export function mountRoutes(app: Hono, server: ServerContext, routes: readonly R
       } catch (error) {
         return errorJson(c, server, error);
       }
-    });
+    };
+    const method = route.method.toUpperCase();
+    // A body over the limit is refused before anything else (before it is read, when declared).
+    if (route.body) app.on(method, `/v1${route.path}`, limitBody(limit, tooLargeJson), handle);
+    else app.on(method, `/v1${route.path}`, handle);
   }
 }

@@ -1,12 +1,6 @@
-import { z } from 'zod';
+import { readySchema } from '../http/schemas.js';
 import type { ServerContext } from '../server-context.js';
 import { defineRoute, type Route } from './define.js';
-
-const readySchema = z.object({
-  ready: z.boolean(),
-  status: z.enum(['ok', 'degraded', 'draining']),
-  problems: z.array(z.object({ check: z.string(), message: z.string() })).optional(),
-});
 
 /**
  * `GET /v1/ready` (no key): 200 `{ready: true}` when the server takes traffic; 503 with the

@@ -2,17 +2,18 @@ import { type ApiKeyRow, canonicalJson, type RegisteredTool, type ToolSpec } fro
 import { CallgateError } from '@callgate/protocol';
 import { z } from 'zod';
 import {
-  callRowSchema,
+  decideResultSchema,
   decisionsBody,
+  endedRunSchema,
   endRunBody,
   gapBody,
   listRunsQuery,
   messageBody,
   outcomeResultSchema,
   outcomesBody,
+  runDetailSchema,
   runSchema,
   startRunBody,
-  verdictSchema,
 } from '../http/schemas.js';
 import type { ServerContext } from '../server-context.js';
 import { defineRoute, type Route } from './define.js';
@@ -139,7 +140,7 @@ export function runRoutes(server: ServerContext): Route[] {
       operationId: 'getRun',
       summary: 'Read a run',
       roles: ['agent', 'reviewer', 'admin'],
-      response: z.object({ run: runSchema, calls: z.array(callRowSchema) }),
+      response: runDetailSchema,
       errors: [404],
       async handler({ params, key }) {
         const seen = await server.runFor(key, params.id ?? '');
@@ -158,7 +159,7 @@ export function runRoutes(server: ServerContext): Route[] {
       summary: 'End a run',
       roles: ['agent', 'admin'],
       body: endRunBody,
-      response: runSchema.extend({ outcomes: z.array(outcomeResultSchema).optional() }),
+      response: endedRunSchema,
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');
@@ -177,11 +178,7 @@ export function runRoutes(server: ServerContext): Route[] {
       summary: 'Decide a step’s tool calls',
       roles: ['agent', 'admin'],
       body: decisionsBody,
-      response: z.object({
-        run_id: z.string(),
-        verdicts: z.array(verdictSchema),
-        outcomes: z.array(outcomeResultSchema).optional(),
-      }),
+      response: decideResultSchema,
       errors: [404, 409],
       async handler({ params, key, body }) {
         const run = await server.runFor(key, params.id ?? '');

@@ -3,8 +3,8 @@ import { CallgateError, isCallgateError } from '@callgate/protocol';
 import type { Context, Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { streamSSE } from 'hono/streaming';
+import { limitBody, readUtf8 } from '../http/body-limit.js';
 import { httpStatusOf } from '../http/errors.js';
-import { readBodyText } from '../http/validation.js';
 import { findApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
 import { SCRIPT, STYLE_SHEET } from './assets.js';
@@ -30,8 +30,14 @@ function sameHost(origin: string, host: string | undefined): boolean {
 }
 
 /** The HTML error page for a failed UI request (status from the one kind → status mapping). */
-export async function uiErrorResponse(c: Context, server: ServerContext, error: unknown): Promise<Response> {
-  const status = isCallgateError(error) ? httpStatusOf(error.kind) : 500;
+export async function uiErrorResponse(
+  c: Context,
+  server: ServerContext,
+  error: unknown,
+  /** The status, when it is not the error kind's (413 for a form over the limit). */
+  statusOverride?: number,
+): Promise<Response> {
+  const status = statusOverride ?? (isCallgateError(error) ? httpStatusOf(error.kind) : 500);
   const message = isCallgateError(error) ? error.message : 'the server failed to handle the request';
   if (!isCallgateError(error)) server.logger.error({ error: String(error) }, 'UI request failed');
   const response = await c.html(
@@ -83,7 +89,7 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
     if (origin !== undefined && !sameHost(origin, c.req.header('host'))) {
       throw new CallgateError('forbidden', 'the form was posted from another site');
     }
-    const form = new URLSearchParams(await readBodyText(c.req.raw, FORM_LIMIT));
+    const form = new URLSearchParams(await readUtf8(c.req.raw));
     if (!session || !sessions.checkCsrf(session, form.get('csrf'))) {
       throw new CallgateError(
         'forbidden',
@@ -93,6 +99,12 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
     return form;
   }
 
+  // Forms are small: a larger post is refused (413, the error page) before it is read.
+  app.on(
+    'POST',
+    '/ui/*',
+    limitBody(FORM_LIMIT, (c, error) => uiErrorResponse(c, server, error, 413)),
+  );
   app.use('/ui/*', async (c, next) => {
     await next();
     for (const [name, value] of Object.entries(UI_HEADERS)) c.res.headers.set(name, value);
