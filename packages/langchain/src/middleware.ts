@@ -165,7 +165,22 @@ export function callgateMiddleware(options: CallgateMiddlewareOptions): AgentMid
       }
       // A call whose id another call of the step already has cannot keep it (each result is
       // matched to its call by id): it is decided as a call without an id, and gets a minted one.
-      const seen = new Set<string>();
+      // Nor can a call whose id an earlier step's result already answers while another call of
+      // the step is new: LangChain's agent then runs only the calls no result answers yet, so
+      // this one would never run and the model would read no result for it. (When every call of
+      // the step reuses an id, LangChain runs them all: each is its id's next attempt.)
+      const answered = new Set(
+        request.state.messages
+          .filter((message) => ToolMessage.isInstance(message))
+          .map((message) => (message as ToolMessage).tool_call_id),
+      );
+      const inStep = new Set<string>();
+      const someNew = [...toolCalls, ...invalid].some((call) => {
+        const isNew = !call.id || !answered.has(call.id) || inStep.has(call.id);
+        if (call.id) inStep.add(call.id);
+        return isNew;
+      });
+      const seen = new Set<string>(someNew ? answered : []);
       const ownId = (id: string | undefined) => {
         if (!id || seen.has(id)) return null;
         seen.add(id);

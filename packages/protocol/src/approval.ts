@@ -25,6 +25,8 @@ export const approvalSchema = z.object({
   reviewer: z.string().optional(),
   response_reason: z.string().optional(),
   edited: z.boolean().optional(),
+  /** Values the framework adds to `arguments` before the call runs (not the model's), by name. */
+  injected: z.record(z.string(), z.unknown()).optional(),
 });
 export type Approval = z.infer<typeof approvalSchema>;
 

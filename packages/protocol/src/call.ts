@@ -3,12 +3,18 @@ import { z } from 'zod';
 /**
  * A tool call as the model asked for it. `id` is the model's call id (absent or empty when the
  * model gave none: callgate then mints `cg-<hex>`). `arguments` is an object, or a JSON string
- * of one (as many chat APIs deliver it).
+ * of one (as many chat APIs deliver it). `injected`: values the framework adds to the model's
+ * arguments before the tool runs (Haystack `inputs_from_state` / `State` parameters, an agent
+ * framework's run context), by argument name; the arguments that run are `arguments` with these
+ * set. The gate records a digest of them beside the model's (an `effective-arguments` record)
+ * and shows them to the reviewer of an ask (`Approval.injected`).
  */
 export const toolCallSchema = z.object({
   id: z.string().nullable().optional(),
   tool: z.string(),
   arguments: z.unknown(),
+  /** An object (the gate refuses anything else as `tool-args-invalid`, path `injected`). */
+  injected: z.unknown().optional(),
 });
 export type ToolCall = z.infer<typeof toolCallSchema>;
 

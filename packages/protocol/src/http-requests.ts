@@ -69,6 +69,8 @@ export const callBody = z.strictObject({
   tool: z.string().max(256),
   /** An object, or a JSON string of one (as chat APIs deliver it); absent means no arguments. */
   arguments: z.unknown().optional(),
+  /** Values the framework adds before the call runs, by name (`ToolCall.injected`; the gate checks them). */
+  injected: z.unknown().optional(),
   /** Consume this call's grant with its decision when allowed (overrides the body's `consume`). */
   consume: z.boolean().optional(),
 });

@@ -19,6 +19,7 @@ export const RECORD_TYPES = [
   'run-end',
   'mcp-exchange',
   'refusal',
+  'effective-arguments',
 ] as const;
 export const recordTypeSchema = z.enum(RECORD_TYPES);
 export type RecordType = z.infer<typeof recordTypeSchema>;
@@ -180,6 +181,23 @@ export const refusalBody = z.object({
   suppressed: z.boolean().optional(),
 });
 
+/**
+ * The arguments that run, beside the model's: written after a call's `call-decision` when the
+ * framework adds values the model did not send (`ToolCall.injected`). `arguments_digest` is the
+ * decision's (the model's arguments, as decided); `effective_arguments_digest` the digest, by the same
+ * function, of those arguments with the injected values set; `injected` the names of the
+ * injected values, sorted.
+ */
+export const effectiveArgumentsBody = z.object({
+  type: z.literal('effective-arguments'),
+  call_id: z.string(),
+  attempt: z.number().int().min(1),
+  tool: z.string(),
+  arguments_digest: digestSchema,
+  effective_arguments_digest: digestSchema,
+  injected: z.array(z.string()),
+});
+
 export const recordBodySchema = z.discriminatedUnion('type', [
   runStartBody,
   policySnapshotBody,
@@ -192,6 +210,7 @@ export const recordBodySchema = z.discriminatedUnion('type', [
   runEndBody,
   mcpExchangeBody,
   refusalBody,
+  effectiveArgumentsBody,
 ]);
 /** The type-specific part of a record, as the engine hands it to the ledger. */
 export type RecordBody = z.infer<typeof recordBodySchema>;
@@ -208,6 +227,7 @@ export const ledgerRecordSchema = z.discriminatedUnion('type', [
   runEndBody.extend(base).strict(),
   mcpExchangeBody.extend(base).strict(),
   refusalBody.extend(base).strict(),
+  effectiveArgumentsBody.extend(base).strict(),
 ]);
 /** One ledger record, format version 1. Its canonical bytes are RFC 8785 JSON. */
 export type LedgerRecordV1 = z.infer<typeof ledgerRecordSchema>;

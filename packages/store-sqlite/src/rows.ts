@@ -147,6 +147,7 @@ export interface ApprovalRecordRow {
   reviewer: string | null;
   response_reason: string | null;
   edited: number | null;
+  injected: string | null;
 }
 
 export function approvalToRow(approval: Approval): ApprovalRecordRow {
@@ -166,6 +167,7 @@ export function approvalToRow(approval: Approval): ApprovalRecordRow {
     reviewer: approval.reviewer ?? null,
     response_reason: approval.response_reason ?? null,
     edited: approval.edited === undefined ? null : approval.edited ? 1 : 0,
+    injected: approval.injected === undefined ? null : canonicalJson(approval.injected),
   };
 }
 
@@ -187,6 +189,8 @@ export function rowToApproval(row: ApprovalRecordRow): Approval {
   if (row.reviewer !== null) approval.reviewer = row.reviewer;
   if (row.response_reason !== null) approval.response_reason = row.response_reason;
   if (row.edited !== null) approval.edited = row.edited === 1;
+  if (row.injected !== null && row.injected !== undefined)
+    approval.injected = JSON.parse(row.injected) as Record<string, unknown>;
   return approval;
 }
 

@@ -149,6 +149,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX api_keys_live_name ON api_keys (name) WHERE revoked_at IS NULL;
     `,
   },
+  {
+    version: 3,
+    description: 'approvals keep the values a framework injects into the arguments (shown to the reviewer)',
+    sql: `
+      -- RFC 8785 JSON of Approval.injected; NULL when the framework injects nothing.
+      ALTER TABLE approvals ADD COLUMN injected TEXT;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

@@ -17,7 +17,7 @@ const RUN_COLUMNS = 'run_id, principal, framework, labels, parent_run_id, status
 const CALL_COLUMNS =
   'run_id, call_id, attempt, minted, tool, arguments_digest, decision, rules, approval_id, idempotency_key, outcome, decided_at, ended_at';
 const APPROVAL_COLUMNS =
-  'id, run_id, call_id, tool, arguments, arguments_digest, rules, reason, status, created_at, expires_at, resolved_at, reviewer, response_reason, edited';
+  'id, run_id, call_id, tool, arguments, arguments_digest, rules, reason, status, created_at, expires_at, resolved_at, reviewer, response_reason, edited, injected';
 const API_KEY_COLUMNS = 'key_hash, name, role, created_at, revoked_at';
 const GRANT_COLUMNS = 'token_hash, v, run_id, call_id, tool, arguments_digest, expires_at, consumed_at';
 

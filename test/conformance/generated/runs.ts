@@ -130,6 +130,68 @@ export function idOf(call: GeneratedCall, step: number, index: number, thisStep:
   }
 }
 
+/** One generated call as a model writes it: its id (undefined: none), tool name, arguments as text. */
+export interface ModelCall {
+  id: string | undefined;
+  tool: string;
+  /** The arguments as the model's JSON text (`NaN` written as the bare token, big integers with their digits). */
+  text: string;
+  /** The arguments as an object, when the framework carries objects and they are representable. */
+  object: Record<string, unknown> | undefined;
+  /** Position of the call in the run (0-based), carried in its arguments (`note-3`, `acme-3`, `/data/3`). */
+  index: number;
+  call: GeneratedCall;
+}
+
+/**
+ * The text a model sends as a call's arguments: `object` and `json-text` alike (a model writes
+ * text), `NaN` as its bare token, a lone surrogate as its `\ud800` escape, nothing as `''`.
+ */
+export function argumentsText(call: GeneratedCall, index: number): string {
+  const { value } = argumentsOf(call, index);
+  if (value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (call.arguments === 'nan') return JSON.stringify(value).replace('null', 'NaN');
+  return JSON.stringify(value);
+}
+
+/** The steps of a run as a model writes them, ids assigned as the generator says. */
+export function modelSteps(run: GeneratedRun): ModelCall[][] {
+  const before: string[] = [];
+  let index = 0;
+  return run.steps.map((generated, step) => {
+    const thisStep: string[] = [];
+    const calls = generated.map((call) => {
+      const id = idOf(call, step, index, thisStep, before);
+      if (id) thisStep.push(id);
+      const { value } = argumentsOf(call, index);
+      const object = call.arguments === 'object' ? (value as Record<string, unknown>) : undefined;
+      const modelCall: ModelCall = {
+        id,
+        tool: TOOL_NAMES[call.tool],
+        text: argumentsText(call, index),
+        object,
+        index,
+        call,
+      };
+      index++;
+      return modelCall;
+    });
+    before.push(...thisStep);
+    return calls;
+  });
+}
+
+/** The position a tool's arguments name (`note-3`, `acme-3`, `/data/3` → 3), or -1. */
+export function indexOfArguments(args: unknown): number {
+  const values = args && typeof args === 'object' ? Object.values(args as object) : [];
+  for (const value of values) {
+    const match = typeof value === 'string' ? /(?:note-|acme-|\/data\/)(\d+)$/.exec(value) : null;
+    if (match) return Number(match[1]);
+  }
+  return -1;
+}
+
 /** What the tool returns for `act` (a value with no canonical JSON form for `non-canonical`). */
 export function resultOf(act: ToolAct, index: number): unknown {
   if (act === 'non-canonical') {
@@ -139,10 +201,14 @@ export function resultOf(act: ToolAct, index: number): unknown {
   return { done: index };
 }
 
-const callArbitrary: fc.Arbitrary<GeneratedCall> = fc.record({
-  id: fc.constantFrom<IdForm>('fresh', 'fresh', 'fresh', 'missing', 'empty', 'duplicate', 'reused'),
-  tool: fc.constantFrom<ToolChoice>('read', 'read', 'pay-small', 'pay-large', 'pay-large', 'wipe', 'unknown'),
-  arguments: fc.constantFrom<ArgumentForm>(
+/**
+ * What a generated call is drawn from, each form as often as it is listed (the weights): shared
+ * by every integration, the Haystack hook's hypothesis strategies included (check-service.ts).
+ */
+export const VOCABULARY = {
+  id: ['fresh', 'fresh', 'fresh', 'missing', 'empty', 'duplicate', 'reused'] as IdForm[],
+  tool: ['read', 'read', 'pay-small', 'pay-large', 'pay-large', 'wipe', 'unknown'] as ToolChoice[],
+  arguments: [
     'object',
     'object',
     'object',
@@ -153,9 +219,17 @@ const callArbitrary: fc.Arbitrary<GeneratedCall> = fc.record({
     'lone-surrogate',
     'nan',
     'missing',
-  ),
-  reviewer: fc.constantFrom<ReviewerAct>('approve', 'approve', 'deny', 'edit', 'none', 'late', 'twice'),
-  act: fc.constantFrom<ToolAct>('succeed', 'succeed', 'throw', 'hang', 'non-canonical'),
+  ] as ArgumentForm[],
+  reviewer: ['approve', 'approve', 'deny', 'edit', 'none', 'late', 'twice'] as ReviewerAct[],
+  act: ['succeed', 'succeed', 'throw', 'hang', 'non-canonical'] as ToolAct[],
+};
+
+const callArbitrary: fc.Arbitrary<GeneratedCall> = fc.record({
+  id: fc.constantFrom(...VOCABULARY.id),
+  tool: fc.constantFrom(...VOCABULARY.tool),
+  arguments: fc.constantFrom(...VOCABULARY.arguments),
+  reviewer: fc.constantFrom(...VOCABULARY.reviewer),
+  act: fc.constantFrom(...VOCABULARY.act),
 });
 
 /** Whole runs: 1–`maxSteps` steps of 1–6 calls. */
@@ -186,12 +260,20 @@ const call = (id: IdForm, tool: ToolChoice, args: ArgumentForm, act: ToolAct = '
  *   latest attempt only), and LangChain's adapter ran one attempt twice;
  * - a result holding a lone surrogate: the HTTP API refused the whole outcome, so the call ended
  *   `decided-not-completed` although it ran;
- * - a call with no arguments: the HTTP API refused the whole step instead of deciding it.
+ * - a call with no arguments: the HTTP API refused the whole step instead of deciding it;
+ * - a call reusing an id an earlier step's result answers, beside a new call: LangChain's agent
+ *   ran only the new one, so the reused call never ran and the model read no result for it.
  */
 export const COUNTEREXAMPLES: GeneratedRun[] = [
   { steps: [[call('fresh', 'read', 'object'), call('duplicate', 'read', 'object')]] },
   { steps: [[call('fresh', 'read', 'object', 'non-canonical'), call('fresh', 'read', 'object')]] },
   { steps: [[call('fresh', 'read', 'missing'), call('fresh', 'read', 'object')]] },
+  {
+    steps: [
+      [call('fresh', 'read', 'object')],
+      [call('fresh', 'read', 'object'), call('reused', 'read', 'object')],
+    ],
+  },
 ];
 
 /** The counterexamples as fast-check `examples` of a property over one run. */

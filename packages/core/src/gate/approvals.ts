@@ -121,6 +121,7 @@ export class ApprovalCoordinator {
       tool: verdict.tool,
       arguments: verdict.arguments ?? {},
       arguments_digest: verdict.arguments_digest ?? argumentsDigestOf(verdict.arguments ?? {}),
+      ...(verdict.injected ? { injected: verdict.injected } : {}),
       rules: decision.rules,
       reason: decision.reason,
       status: 'pending',

@@ -35,6 +35,12 @@ export interface CallVerdict {
   /** The arguments that will run: parsed, validated and scrubbed. Absent when they were refused. */
   arguments?: Record<string, unknown>;
   arguments_digest?: string;
+  /**
+   * Values the framework adds to `arguments` before the call runs (`ToolCall.injected`), by
+   * name: the reviewer of an ask sees them, and an `effective-arguments` record carries the
+   * digest of the arguments with them set.
+   */
+  injected?: Record<string, unknown>;
   decision?: Decision;
   approval?: Approval;
   grant?: Grant;
@@ -54,6 +60,32 @@ interface Prepared {
   verdict: CallVerdict;
   canonical?: string;
   idempotencyKey?: string;
+  /** The digest of the arguments that run (the decided ones with `injected` set), and the injected names. */
+  effective?: { digest: string; injected: string[] };
+}
+
+/**
+ * The values a framework adds to a call's arguments (`ToolCall.injected`), read as arguments are
+ * (an object, lossless, within the limits), and the digest of the arguments that run with them.
+ * @throws CallgateError `tool-args-invalid` when they are not a JSON object (the path says `injected`)
+ */
+function effectiveArguments(
+  context: GateContext,
+  args: Record<string, unknown>,
+  injected: unknown,
+): { values: Record<string, unknown>; digest: string; injected: string[] } | undefined {
+  if (injected === undefined || injected === null) return undefined;
+  let values: Record<string, unknown>;
+  try {
+    values = readArguments(injected, context.jsonLimits);
+  } catch (error) {
+    if (isCallgateError(error))
+      throw new CallgateError('tool-args-invalid', `injected values: ${error.message}`, { path: 'injected' });
+    throw error;
+  }
+  const names = Object.keys(values).sort();
+  if (names.length === 0) return undefined;
+  return { values, digest: argumentsDigest(fastCanonicalJson({ ...args, ...values })), injected: names };
 }
 
 /**
@@ -137,6 +169,8 @@ function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Ma
     const canonical = fastCanonicalJson(args);
     verdict.arguments = args;
     verdict.arguments_digest = argumentsDigest(canonical);
+    const effective = effectiveArguments(context, args, (call as { injected?: unknown }).injected);
+    if (effective) verdict.injected = effective.values;
     context.guardrails.check(tool, args);
     const spec = registered.spec;
     let idempotencyKey: string | undefined;
@@ -147,7 +181,12 @@ function prepare(context: GateContext, state: RunState, call: ToolCall, seen: Ma
       idempotencyKey = verdict.arguments_digest;
     }
     verdict.provenance = state.provenance.check(args);
-    return { verdict, canonical, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) };
+    return {
+      verdict,
+      canonical,
+      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+      ...(effective ? { effective: { digest: effective.digest, injected: effective.injected } } : {}),
+    };
   } catch (error) {
     verdict.error = refusal(error);
     return { verdict };
@@ -293,6 +332,19 @@ export async function decideCalls(
         ...(verdict.provenance?.untrusted ? { provenance_untrusted: true } : {}),
       }),
     );
+    if (item.effective && verdict.arguments_digest) {
+      writes.push(
+        context.ledger.append(runId, {
+          type: 'effective-arguments',
+          call_id: verdict.call_id,
+          attempt: verdict.attempt,
+          tool: verdict.tool,
+          arguments_digest: verdict.arguments_digest,
+          effective_arguments_digest: item.effective.digest,
+          injected: item.effective.injected,
+        }),
+      );
+    }
     if (verdict.status === 'pending' && decision) {
       const approval = await options.createApproval(verdict, decision);
       verdict.approval = approval;

@@ -225,6 +225,15 @@ export function fixtureRunBodies(
       reason: 'approval apr-0193a1 is no longer pending',
     },
     {
+      type: 'effective-arguments',
+      call_id: 'call_1',
+      attempt: 1,
+      tool: 'read_contract',
+      arguments_digest: digestOf(readArguments),
+      effective_arguments_digest: digestOf({ ...readArguments, tenant: 'acme' }),
+      injected: ['tenant'],
+    },
+    {
       type: 'mcp-exchange',
       method: 'resources/read',
       upstream: 'contracts',

@@ -1,6 +1,7 @@
 // Record-fidelity checks of the offline verifier (docs/ledger.md, invariant 8): each call attempt
-// has at most one `call-end` (and, with --strict, an allowed or approved one has exactly one), and
-// no call that did not run claims its grant.
+// has at most one `call-end` (and, with --strict, an allowed or approved one has exactly one), no
+// call that did not run claims its grant, and an `effective-arguments` record follows its call's
+// decision and names the arguments it decided (invariant 5).
 import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
 import { AttemptMap } from './attempts.js';
 import type { Findings } from './report.js';
@@ -66,6 +67,21 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
         if (state.ends > 1) findings.fail('call-end', `${call} has more than one call-end`, record);
         if (record.grant_consumed && !RAN.has(record.outcome))
           findings.fail('grant', `${call} ended ${record.outcome} but claims its grant was consumed`, record);
+        break;
+      }
+      case 'effective-arguments': {
+        // The arguments that ran beside the model's: only after that attempt's decision, and about
+        // the arguments it decided (else the record claims another set than the one approved).
+        const state = attempts.get(record.call_id, record.attempt);
+        const call = `call ${record.call_id} attempt ${record.attempt}`;
+        if (!state)
+          findings.fail('effective-arguments', `${call} has effective arguments but no decision`, record);
+        else if (state.decision.arguments_digest !== record.arguments_digest)
+          findings.fail(
+            'effective-arguments',
+            `${call}: the effective arguments name other model arguments than its decision`,
+            record,
+          );
         break;
       }
       default:

@@ -28,6 +28,7 @@ export const VERIFY_CHECKS = [
   'witness',
   'manifest',
   'arguments-digest',
+  'effective-arguments',
 ] as const;
 /** One check of {@link VERIFY_CHECKS}. */
 export type VerifyCheck = (typeof VERIFY_CHECKS)[number];

@@ -23,7 +23,7 @@ describe('verifyBundle on an honest export', () => {
     });
     expect(report.failures).toEqual([]);
     expect(report.ok).toBe(true);
-    expect(report.records).toBe(18);
+    expect(report.records).toBe(19);
     expect(report.checkpoints).toBe(2);
     expect(report.warnings).toEqual([expect.stringMatching(/in-memory store/)]);
     expect(bundle.records.every((record) => (record as { run_id: string }).run_id === FIXTURE_RUN_ID)).toBe(

@@ -3,17 +3,18 @@ The JSON encoding of the callgate HTTP API's bodies, in one place: every request
 send goes through :func:`encode_body`, every answer they read through :func:`decode_body`.
 
 - Requests: UTF-8 JSON, compact (``,`` and ``:`` separators), non-ASCII characters as they are,
-  and no ``NaN`` / ``Infinity`` (RFC 8259 has none: :func:`encode_body` raises ``ValueError``).
-- Answers: UTF-8 JSON (RFC 8259); a body that is not JSON is returned as its text, so an error
-  from something in front of the server (a proxy's HTML page) still reaches the caller readably.
+  losslessly by the rule of :mod:`.lossless_json` (integers with every digit, lone surrogates as
+  escapes, ``NaN`` / ``Infinity`` refused or normalised as documented there).
+- Answers: UTF-8 JSON (RFC 8259), read losslessly (duplicate keys, ``NaN`` tokens refused); a
+  body that is not JSON is returned as its text, so an error from something in front of the
+  server (a proxy's HTML page) still reaches the caller readably.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+from . import lossless_json
 
 
 def encode_body(body: Any) -> bytes:
@@ -21,10 +22,9 @@ def encode_body(body: Any) -> bytes:
     The bytes of a request body.
 
     :param body: A JSON value (``dict``, ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``).
-    :raises ValueError: For ``NaN`` or an infinity.
     :raises TypeError: For a value JSON has no form for.
     """
-    return _encoder.encode(body).encode("utf-8")
+    return lossless_json.encode(body)
 
 
 def decode_body(content: bytes) -> Any:
@@ -35,6 +35,6 @@ def decode_body(content: bytes) -> Any:
     if not content:
         return None
     try:
-        return json.loads(content)
+        return lossless_json.decode(content)
     except ValueError:
         return content.decode("utf-8", "replace")

@@ -24,24 +24,7 @@ from haystack_integrations.tools.mcp import MCPToolset
 
 from .confirmation_resume import note_pending, resume_decision, resumes
 from .step import error_text
-
-#: The key under which the strategy keeps its run in the Agent's ``hook_context``.
-RUN_CONTEXT_KEY = "callgate_run"
-
-
-class _StrategyRun:
-    """The callgate run of one agent run, kept in its ``hook_context``; ending it when that is dropped."""
-
-    def __init__(self, run_id: str, end: Any) -> None:
-        self.run_id = run_id
-        self._finalizer = weakref.finalize(self, end, run_id)
-
-    def keep_open(self) -> None:
-        """A call of the run waits for an approval: the run is not ended with its agent run."""
-        self._finalizer.detach()
-
-    def __repr__(self) -> str:
-        return f"CallgateRun({self.run_id!r})"
+from .strategy_run import RUN_CONTEXT_KEY, _StrategyRun
 
 
 class CallgateConfirmationStrategy:
@@ -70,7 +53,10 @@ class CallgateConfirmationStrategy:
 
     One callgate run per agent run: the strategy starts it on the first call and keeps it in the
     run's ``hook_context`` under ``"callgate_run"`` (pass ``hook_context={"callgate_run_id": id}``
-    to decide into a run of your own). The run ends when that ``hook_context`` is dropped.
+    to decide into a run of your own). In :class:`~.confirmation_hook.CallgateConfirmationHook` the
+    run ends with its agent run, as :class:`CallgateHook`'s do (when the run's ``State`` is dropped);
+    in Haystack's own ``ConfirmationHook``, when that ``hook_context`` is dropped or :meth:`close`
+    is called. A run whose call waits for an approval stays open for a resume.
 
     What a strategy cannot do (Haystack gives strategies one call at a time and no results): it
     does not record the model's message nor the calls' outcomes, so completed calls read as
@@ -123,6 +109,8 @@ class CallgateConfirmationStrategy:
         self.logger = logging.getLogger("haystack_integrations.callgate")
         self._client: CallgateClient | None = None
         self._lock = threading.Lock()
+        #: The runs this strategy started that may still be open.
+        self._runs: weakref.WeakSet[_StrategyRun] = weakref.WeakSet()
 
     # --- serialization -----------------------------------------------------------------------
 
@@ -165,6 +153,11 @@ class CallgateConfirmationStrategy:
 
         threading.Thread(target=end, name="callgate-end-run", daemon=True).start()
 
+    def close(self) -> None:
+        """Ends every run this strategy started that is still open (those waiting for an approval stay open)."""
+        for run in list(self._runs):
+            run.end()
+
     @staticmethod
     def _existing_run_id(context: dict[str, Any] | None) -> str | None:
         if context is None:
@@ -173,7 +166,7 @@ class CallgateConfirmationStrategy:
         if isinstance(given, str):
             return given
         current = context.get(RUN_CONTEXT_KEY)
-        return current.run_id if isinstance(current, _StrategyRun) else None
+        return current.run_id if isinstance(current, _StrategyRun) and current.open else None
 
     def _remember_run(self, context: dict[str, Any] | None, run_id: str) -> str:
         """Keeps a new run in ``context`` (or the run already there, when another call won the race)."""
@@ -183,6 +176,7 @@ class CallgateConfirmationStrategy:
                 self._end_run(run_id)
                 return existing
             run = _StrategyRun(run_id, self._end_run)
+            self._runs.add(run)
             if context is not None:
                 context[RUN_CONTEXT_KEY] = run
             else:

@@ -28,6 +28,7 @@ from haystack_integrations.common.callgate.wire import encode_arguments
 
 from .confirmation import CallgateConfirmationStrategy
 from .reports import refused_report
+from .strategy_run import RUN_CONTEXT_KEY, _StrategyRun
 from .unknown import not_found_error
 
 
@@ -76,10 +77,18 @@ class CallgateConfirmationHook(ConfirmationHook):
             if isinstance(strategy, CallgateConfirmationStrategy):
                 record_unknown(strategy, call, available, state.data.get("hook_context"))
 
+    def _end_with_agent_run(self, state: State) -> None:
+        """Ties the strategies' callgate run to the agent run: it ends when the run's ``State`` is dropped."""
+        context = state.data.get("hook_context")
+        run = context.get(RUN_CONTEXT_KEY) if isinstance(context, dict) else None
+        if isinstance(run, _StrategyRun):
+            run.end_with(state)
+
     def run(self, state: State) -> None:
         """Records calls to unknown tools, then confirms the step as Haystack's hook does."""
         self._record_unknown(state)
         super().run(state)
+        self._end_with_agent_run(state)
 
     async def run_async(self, state: State) -> None:
         """Async twin of :meth:`run`."""
@@ -87,3 +96,4 @@ class CallgateConfirmationHook(ConfirmationHook):
 
         await asyncio.to_thread(self._record_unknown, state)
         await super().run_async(state)
+        self._end_with_agent_run(state)

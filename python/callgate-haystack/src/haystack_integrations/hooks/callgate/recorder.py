@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -145,7 +146,9 @@ class RunRecorder:
             if "result" not in report:
                 raise
             message = error.message if isinstance(error, CallgateError) else str(error)
-            self.logger.warning("callgate: outcome of call %s recorded without its result: %s", report["call_id"], message)
+            self.logger.warning(
+                "callgate: outcome of call %s recorded without its result: %s", report["call_id"], message
+            )
             client.record_outcome(run_id, {key: value for key, value in report.items() if key != "result"})
 
     def consume(self, context: RunContext, call: DecidedCall) -> None:
@@ -225,9 +228,14 @@ class RunRecorder:
         self.sender.submit(withdraw)
 
     def server_back(self, context: RunContext) -> None:
-        """Queues the outage record of ``context`` once the server answers again (fail mode open)."""
+        """
+        Queues the outage record of ``context`` once the server answers again (fail mode open): its
+        window spans the outage from the first request that failed until now, when the server
+        answered again (not only until the last call that ran undecided).
+        """
         if context.outage is None:
             return
+        context.outage.to_ts = max(context.outage.to_ts, int(time.time() * 1000))
         client = self._client()
         context.pending.append(self.sender.submit(lambda: self._write_gap(client, context)))
 
@@ -280,7 +288,8 @@ class RunRecorder:
                     if context.outage is None and content is None:
                         return
                     run_id = self._start_run(client, context)
-                if context.outage is not None:
+                if context.outage is not None:  # the server answers the run's end: the outage ends now
+                    context.outage.to_ts = max(context.outage.to_ts, int(time.time() * 1000))
                     self._write_gap(client, context)
                 if content is not None:
                     client.record_message(run_id, "assistant", content)

@@ -85,6 +85,8 @@ class RunContext:
     resumable: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The agent run's ``hook_context`` (a dict the caller may hold), told the run id once started.
     hook_context: dict[str, Any] | None = field(default=None, repr=False)
+    #: The agent run's ``State`` (weakly: its drop ends the run), for the values tools read from it.
+    state_ref: Callable[[], Any] | None = field(default=None, repr=False)
 
     def note_outage(self, reason: str, calls: int) -> None:
         """Widens the outage window to now and counts ``calls`` undecided calls in it."""
@@ -146,6 +148,7 @@ class RunRegistry:
             context = RunContext(
                 parent_run_id=parent_id, hook_context=hook_context if isinstance(hook_context, dict) else None
             )
+            context.state_ref = weakref.ref(state)
             self._by_state[state] = context
             self._open[id(context)] = context
             finalizer = weakref.finalize(state, self._dropped, context)
