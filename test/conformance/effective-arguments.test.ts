@@ -2,16 +2,9 @@
 // framework adds values the model did not send (`injected`) is decided on the model's arguments,
 // its records carry the digest of the arguments that run beside the model's, the reviewer of an
 // ask sees the injected values, and the bundle verifies --strict with the new record in it.
-import {
-  digestOf,
-  Engine,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  logSignerFromPrivateKey,
-  MemoryStore,
-  verifyBundle,
-} from '@callgate/core';
+import { Engine, loadPolicy, MemoryStore } from '@callgate/core';
+import { digestOf, generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey, verifyBundle } from '@callgate/core/ledger';
 import { createApiKey, createApp } from '@callgate/server';
 import { describe, expect, it } from 'vitest';
 import { GENERATED_POLICY, GENERATED_TOOLS } from './generated/runs.js';

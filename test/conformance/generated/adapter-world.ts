@@ -3,17 +3,10 @@
 // generated call says, the text a model writes for each generated call, and the check made from
 // outside once a run is over. Each adapter's `generated.test.ts` plays the runs through its real
 // framework with a scripted model and hands the run here.
-import {
-  CallbackApprovalPort,
-  Engine,
-  type Governor,
-  generateEd25519KeyPair,
-  Ledger,
-  loadPolicy,
-  localGovernor,
-  logSignerFromPrivateKey,
-  MemoryStore,
-} from '@callgate/core';
+import { CallbackApprovalPort, Engine, loadPolicy, MemoryStore } from '@callgate/core';
+import { type Governor, localGovernor } from '@callgate/core/adapter';
+import { generateEd25519KeyPair } from '@callgate/core/crypto';
+import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import {
   checkRun,
   GENERATED_POLICY,
