@@ -65,10 +65,8 @@ describe('callgate for a newcomer', () => {
     const local = await runCallgate(['export', '--run', runId, '--data', server.dataDir]);
     expect(local.code).toBe(2);
     expect(local.stderr).toContain('is in use by callgate (serve)');
-    expect(local.stderr).toContain(
-      `callgate export --url http://127.0.0.1:7420 --key <API key> --run ${runId}`,
-    );
-    expect(local.stderr).toContain(`GET /v1/runs/${runId}/bundle`);
+    expect(local.stderr).toContain(`callgate export --url ${server.url} --key <API key> --run ${runId}`);
+    expect(local.stderr).toContain(`GET ${server.url}/v1/runs/${runId}/bundle`);
 
     const folder = mkdtempSync(join(tmpdir(), 'callgate-first-hour-'));
     try {
