@@ -2,9 +2,9 @@
 // `effective-arguments` record verifies after its call's decision, naming the decided arguments;
 // one naming other arguments, or no decided call, fails `effective-arguments`.
 import type { RecordBody } from '@callgate/protocol';
+import { buildBundleFixture } from '@callgate/testing';
 import { describe, expect, it } from 'vitest';
 import { digestOf } from '../../json/canonical.js';
-import { buildBundleFixture } from '../testing/fixture.js';
 import { verifyBundle } from './verify-bundle.js';
 
 function withEffective(change: (body: RecordBody & { type: 'effective-arguments' }) => RecordBody) {
