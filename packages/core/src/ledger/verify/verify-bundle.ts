@@ -32,6 +32,22 @@ import { resolveRotations } from './rotations.js';
 import { checkRunKeys } from './run-keys.js';
 import { checkWitnesses } from './witnesses.js';
 
+/**
+ * Whether `count` records have a checkpoint to be proven under: false when there are none, or
+ * when `last` is undefined (then `checkpoint-missing` fails, as no inclusion can be checked).
+ */
+function provable(count: number, last: Checkpoint | undefined, findings: Findings): last is Checkpoint {
+  if (count === 0) return false;
+  if (last === undefined) {
+    findings.fail(
+      'checkpoint-missing',
+      'no readable checkpoint: the inclusion of the records cannot be checked',
+    );
+    return false;
+  }
+  return true;
+}
+
 /** `inclusion`: one proof per record, for its seq, under the last checkpoint, and it holds. */
 function checkInclusion(
   bundle: Bundle,
@@ -40,14 +56,7 @@ function checkInclusion(
   findings: Findings,
 ): void {
   const count = checked.records.length;
-  if (count === 0) return;
-  if (last === undefined) {
-    findings.fail(
-      'checkpoint-missing',
-      'no readable checkpoint: the inclusion of the records cannot be checked',
-    );
-    return;
-  }
+  if (!provable(count, last, findings)) return;
   const items: InclusionItem[] = [];
   const owners: number[] = [];
   for (let index = 0; index < count; index++) {
@@ -95,14 +104,7 @@ function checkBatchInclusion(
   findings: Findings,
 ): void {
   const count = checked.records.length;
-  if (count === 0) return;
-  if (last === undefined) {
-    findings.fail(
-      'checkpoint-missing',
-      'no readable checkpoint: the inclusion of the records cannot be checked',
-    );
-    return;
-  }
+  if (!provable(count, last, findings)) return;
   if (bundle.inclusion.tree_size !== last.size) {
     findings.fail(
       'inclusion',

@@ -59,17 +59,28 @@ def _api_key_value(api_key: Secret | str | None) -> str | None:
 
 
 class _ClientBase:
+    """What both clients hold (their arguments are documented on :class:`CallgateClient`)."""
+
     def __init__(
         self,
-        url: str | None,
-        api_key: Secret | str | None,
-        timeout: float,
-        connect_timeout: float,
+        url: str | None = None,
+        api_key: Secret | str | None = None,
+        *,
+        timeout: float = 15.0,
+        connect_timeout: float = 2.0,
     ) -> None:
         self.url = resolve_server_url(url)
         self._api_key = api_key
         self.timeout = timeout
         self.connect_timeout = connect_timeout
+
+    def _options(self, request: Request) -> dict[str, Any]:
+        """The keyword arguments of a transport's ``request`` for ``request``: its body, query and time-out."""
+        return {
+            "content": None if request.body is None else encode_body(request.body),
+            "params": request.params,
+            "timeout": self.timeout + request.extra_timeout,
+        }
 
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json", "accept": "application/json"}
@@ -118,16 +129,7 @@ class CallgateClient(_ClientBase):
     :param connect_timeout: Seconds to wait for a connection.
     """
 
-    def __init__(
-        self,
-        url: str | None = None,
-        api_key: Secret | str | None = None,
-        *,
-        timeout: float = 15.0,
-        connect_timeout: float = 2.0,
-    ) -> None:
-        super().__init__(url, api_key, timeout, connect_timeout)
-        self._http: KeepAliveConnections | None = None
+    _http: KeepAliveConnections | None = None
 
     def _client(self) -> KeepAliveConnections:
         if self._http is None:
@@ -137,13 +139,7 @@ class CallgateClient(_ClientBase):
     def _send(self, request: Request) -> Any:
         """Sends ``request``; returns its answer's decoded body (see :func:`~.api.read_answer`)."""
         try:
-            answer = self._client().request(
-                request.method,
-                request.path,
-                content=None if request.body is None else encode_body(request.body),
-                params=request.params,
-                timeout=self.timeout + request.extra_timeout,
-            )
+            answer = self._client().request(request.method, request.path, **self._options(request))
         except (http.client.HTTPException, OSError) as error:
             raise unreachable(self.url, error) from error
         return read_answer(answer.status, answer.reason, answer.content)
@@ -181,16 +177,7 @@ class AsyncCallgateClient(_ClientBase):
     (same methods, same arguments). One instance belongs to one event loop.
     """
 
-    def __init__(
-        self,
-        url: str | None = None,
-        api_key: Secret | str | None = None,
-        *,
-        timeout: float = 15.0,
-        connect_timeout: float = 2.0,
-    ) -> None:
-        super().__init__(url, api_key, timeout, connect_timeout)
-        self._http: AsyncKeepAliveConnections | None = None
+    _http: AsyncKeepAliveConnections | None = None
 
     def _client(self) -> AsyncKeepAliveConnections:
         if self._http is None:
@@ -200,13 +187,7 @@ class AsyncCallgateClient(_ClientBase):
     async def _send(self, request: Request) -> Any:
         """Sends ``request``; returns its answer's decoded body (see :func:`~.api.read_answer`)."""
         try:
-            answer = await self._client().request(
-                request.method,
-                request.path,
-                content=None if request.body is None else encode_body(request.body),
-                params=request.params,
-                timeout=self.timeout + request.extra_timeout,
-            )
+            answer = await self._client().request(request.method, request.path, **self._options(request))
         except (http.client.HTTPException, OSError) as error:
             raise unreachable(self.url, error) from error
         return read_answer(answer.status, answer.reason, answer.content)

@@ -248,6 +248,23 @@ class CallgateConfirmationStrategy:
     def _note_pending(context: dict[str, Any] | None, error: dict[str, Any]) -> None:
         note_pending(context, context.get(RUN_CONTEXT_KEY) if context is not None else None, error)
 
+    def _refusal(
+        self, answer: Any, context: dict[str, Any] | None, tool_name: str, tool_call_id: str | None
+    ) -> ToolExecutionDecision | None:
+        """The refusal of an answer that did not approve (noted in ``context`` for a resume), else None."""
+        if answer.approved:
+            return None
+        self._note_pending(context, answer.error or {})
+        return self._refuse(tool_name, tool_call_id, answer.error or {})
+
+    def _consumption(self, answer: Any, run_id: str, tool_name: str) -> tuple[str, dict[str, str]] | None:
+        """The token and binding of an approved answer's grant that this strategy consumes, else None."""
+        grant = answer.grant
+        if grant is None or not self._consumes(tool_name):
+            return None
+        binding = {"run_id": run_id, "call_id": grant.call_id, "tool": grant.tool}
+        return grant.token, {**binding, "arguments_digest": grant.arguments_digest}
+
     @staticmethod
     def _refuse(tool_name: str, tool_call_id: str | None, error: dict[str, Any]) -> ToolExecutionDecision:
         return ToolExecutionDecision(
@@ -309,18 +326,12 @@ class CallgateConfirmationStrategy:
                 return decision
             assert verdict.approval is not None
             answer = interpret(verdict.approval, wait_for_approval(client, verdict.approval, self.max_wait))
-            if not answer.approved:
-                self._note_pending(confirmation_strategy_context, answer.error or {})
-                return self._refuse(tool_name, tool_call_id, answer.error or {})
-            if answer.grant is not None and self._consumes(tool_name):
-                grant = answer.grant
-                client.consume_grant(
-                    grant.token,
-                    run_id=run_id,
-                    call_id=grant.call_id,
-                    tool=grant.tool,
-                    arguments_digest=grant.arguments_digest,
-                )
+            refusal = self._refusal(answer, confirmation_strategy_context, tool_name, tool_call_id)
+            if refusal is not None:
+                return refusal
+            consumption = self._consumption(answer, run_id, tool_name)
+            if consumption is not None:
+                client.consume_grant(consumption[0], **consumption[1])
             return self._approved(verdict, answer, tool_name, tool_call_id)
         except ServerUnreachable as error:
             return self._unreachable(tool_name, tool_params, tool_call_id, error)
@@ -364,18 +375,12 @@ class CallgateConfirmationStrategy:
                 self._withdraw(verdict.approval.id)
                 raise
             answer = interpret(verdict.approval, state)
-            if not answer.approved:
-                self._note_pending(confirmation_strategy_context, answer.error or {})
-                return self._refuse(tool_name, tool_call_id, answer.error or {})
-            if answer.grant is not None and self._consumes(tool_name):
-                grant = answer.grant
-                await client.consume_grant(
-                    grant.token,
-                    run_id=run_id,
-                    call_id=grant.call_id,
-                    tool=grant.tool,
-                    arguments_digest=grant.arguments_digest,
-                )
+            refusal = self._refusal(answer, confirmation_strategy_context, tool_name, tool_call_id)
+            if refusal is not None:
+                return refusal
+            consumption = self._consumption(answer, run_id, tool_name)
+            if consumption is not None:
+                await client.consume_grant(consumption[0], **consumption[1])
             return self._approved(verdict, answer, tool_name, tool_call_id)
         except ServerUnreachable as error:
             return self._unreachable(tool_name, tool_params, tool_call_id, error)

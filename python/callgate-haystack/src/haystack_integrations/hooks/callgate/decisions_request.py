@@ -17,6 +17,7 @@ from typing import Any
 from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.tools import Tool
 
+from haystack_integrations.common.callgate.api import StepAnswer
 from haystack_integrations.common.callgate.client import AsyncCallgateClient, CallgateClient, ServerUnreachable
 from haystack_integrations.common.callgate.errors import CallgateError, Conflict, RequestInvalid
 from haystack_integrations.common.callgate.specs import gateway_url_of, tool_spec
@@ -125,6 +126,34 @@ class DecisionsRequests:
             self._accepted_specs.discard(verdicts[index].tool)
         return forgotten
 
+    def _accept(
+        self, context: RunContext, outcomes: list[dict[str, Any]], answer: StepAnswer, specs: list[dict[str, Any]]
+    ) -> list[Verdict]:
+        """
+        Notes what the server took from a decisions request (the ``outcomes`` it carried, as
+        ``answer`` acknowledges them, and the tool ``specs``); the answer's verdicts, in call order.
+        """
+        self._recorder.acknowledge(context, outcomes, answer.outcomes)
+        self._accepted_specs.update(spec["name"] for spec in specs)
+        verdicts: list[Verdict] = answer.verdicts
+        return verdicts
+
+    def _redecision(
+        self,
+        context: RunContext,
+        verdicts: list[Verdict],
+        calls: list[ToolCall],
+        forgotten: list[int],
+        tools: dict[str, Tool],
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+        """
+        For the ``forgotten`` calls (see :meth:`_forgotten`): the outcomes of their first attempts,
+        the specs sent again, and the keyword arguments of the ``decide_step`` that decides them again.
+        """
+        again, reports = self._again(verdicts, calls, forgotten)
+        respecs = self._specs(again, tools, again=True)
+        return reports, respecs, self._request(context, None, again, respecs, tools, reports)
+
     @staticmethod
     def _again(
         verdicts: list[Verdict], calls: list[ToolCall], forgotten: list[int]
@@ -164,18 +193,13 @@ class DecisionsRequests:
                     raise
                 self._carried_failed(client, context, outcomes)
                 outcomes = []
-        self._recorder.acknowledge(context, outcomes, answer.outcomes)
-        verdicts: list[Verdict] = answer.verdicts
-        self._accepted_specs.update(spec["name"] for spec in specs)
+        verdicts = self._accept(context, outcomes, answer, specs)
         forgotten = self._forgotten(verdicts, calls, tools)
         if forgotten:
-            again, reports = self._again(verdicts, calls, forgotten)
-            respecs = self._specs(again, tools, again=True)
-            redecided = client.decide_step(**self._request(context, None, again, respecs, tools, reports))
-            self._recorder.acknowledge(context, reports, redecided.outcomes)
-            for index, verdict in zip(forgotten, redecided.verdicts, strict=True):
+            reports, respecs, request = self._redecision(context, verdicts, calls, forgotten, tools)
+            redecided = self._accept(context, reports, client.decide_step(**request), respecs)
+            for index, verdict in zip(forgotten, redecided, strict=True):
                 verdicts[index] = verdict
-            self._accepted_specs.update(spec["name"] for spec in respecs)
         return verdicts
 
     async def _send_async(
@@ -208,16 +232,11 @@ class DecisionsRequests:
                     )
                 )
                 outcomes = []
-        self._recorder.acknowledge(context, outcomes, answer.outcomes)
-        verdicts = answer.verdicts
-        self._accepted_specs.update(spec["name"] for spec in specs)
+        verdicts = self._accept(context, outcomes, answer, specs)
         forgotten = self._forgotten(verdicts, calls, tools)
         if forgotten:
-            again, reports = self._again(verdicts, calls, forgotten)
-            respecs = self._specs(again, tools, again=True)
-            redecided = await client.decide_step(**self._request(context, None, again, respecs, tools, reports))
-            self._recorder.acknowledge(context, reports, redecided.outcomes)
-            for index, verdict in zip(forgotten, redecided.verdicts, strict=True):
+            reports, respecs, request = self._redecision(context, verdicts, calls, forgotten, tools)
+            redecided = self._accept(context, reports, await client.decide_step(**request), respecs)
+            for index, verdict in zip(forgotten, redecided, strict=True):
                 verdicts[index] = verdict
-            self._accepted_specs.update(spec["name"] for spec in respecs)
         return verdicts
