@@ -1,6 +1,7 @@
 import { CallgateError, type ToolSpec, toolSpecSchema } from '@callgate/protocol';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ajvLinearRegExp, linearRegexProblem, schemaPatterns } from '../regex/linear-regex.js';
+import { withLinearUniqueItems } from './unique-items.js';
 
 /** A registered tool: its spec and its compiled argument validator. */
 export interface RegisteredTool {
@@ -11,19 +12,23 @@ export interface RegisteredTool {
 /**
  * The tool specs an engine knows. Each spec's input schema (JSON Schema draft 2020-12) is
  * compiled once with Ajv when the tool is added. Its `pattern`s and `patternProperties` run on RE2
- * (linear time), so no schema and argument pair can stall the process; `format` is not asserted.
+ * (linear time), and so does `uniqueItems`, so no schema and argument pair can stall the process;
+ * `format` is not asserted.
  */
 export class ToolRegistry {
   // One Ajv for the registry's life: a new instance compiles the draft 2020-12 meta-schema again
   // on its first schema (tens of ms on the event loop). `addUsedSchema: false`: a tool's `$id`
   // is not a name other tools' schemas can reach (nor one they can collide on).
-  readonly #ajv = new Ajv2020({
-    allErrors: true,
-    strict: false,
-    validateFormats: false,
-    addUsedSchema: false,
-    code: { regExp: ajvLinearRegExp },
-  });
+  // `uniqueItems` runs in linear time too (unique-items.ts).
+  readonly #ajv = withLinearUniqueItems(
+    new Ajv2020({
+      allErrors: true,
+      strict: false,
+      validateFormats: false,
+      addUsedSchema: false,
+      code: { regExp: ajvLinearRegExp },
+    }),
+  );
   readonly #tools = new Map<string, RegisteredTool>();
 
   constructor(specs: Iterable<ToolSpec> = []) {
