@@ -4,7 +4,6 @@
 // whose params do not fit its method (-32602 Invalid params, saying which field and why, instead
 // of the SDK's -32603 with a raw validation dump). https://www.jsonrpc.org/specification §5.1
 import { Transform, type TransformCallback } from 'node:stream';
-import { parseJsonLossless } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ClientRequestSchema,
@@ -12,7 +11,7 @@ import {
   type JSONRPCMessage,
   JSONRPCMessageSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MESSAGE_MAX_DEPTH } from './json-rpc.js';
+import { parseClientJson } from './json-rpc.js';
 import { isPlainJsonRpcMessage, isPlainToolCall } from './message-shape.js';
 
 /** A JSON-RPC error response object. */
@@ -76,7 +75,7 @@ export function refuseLine(line: string): JsonRpcErrorResponse | undefined {
   // Text the strict reader refuses (a duplicate or `__proto__` key, nesting too deep) is a parse
   // error first, as over HTTP, whatever its shape.
   try {
-    parseJsonLossless(line, 'message', { maxBytes: Number.POSITIVE_INFINITY, maxDepth: MESSAGE_MAX_DEPTH });
+    parseClientJson(line, Number.POSITIVE_INFINITY);
   } catch (error) {
     return errorResponse(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
   }
