@@ -52,6 +52,22 @@ describe('encodeBody', () => {
     });
   });
 
+  it('normalises a result that holds itself, and never takes a value repeated beside it for a cycle', () => {
+    const shared = { note: 'same' };
+    const cyclic: Record<string, unknown> = { shared, score: Number.NaN };
+    cyclic.self = cyclic;
+    const body = {
+      outcomes: [
+        { call_id: 'a', outcome: 'ok', result: cyclic },
+        { call_id: 'b', outcome: 'ok', result: shared },
+      ],
+    };
+    const sent = JSON.parse(encodeBody(body));
+    expect(sent.outcomes[0].result).toEqual(recordable(cyclic).value);
+    expect(sent.outcomes[0].result.reasons).toEqual(['non-finite-number', 'not-json']);
+    expect(sent.outcomes[1].result).toEqual(shared);
+  });
+
   it('sends the callgate-normalize/1 marker for a result or content with no JSON form', () => {
     const result = { score: Number.NaN, text: 'a\ud800' };
     const marker = recordable(result).value;

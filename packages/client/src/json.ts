@@ -5,15 +5,37 @@ import { recordable } from '@callgate/core/json';
 import { CallgateError } from '@callgate/protocol';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 
+/** Keys and indexes from the body down to a value; spelled out as a path only to refuse it. */
+type Trail = Array<string | number>;
+
 /**
- * Where a request body holds committed values (a model message's content, a tool result): there a
- * value with no JSON form is replaced by the `callgate-normalize/1` marker the server would commit
- * in its place, instead of refusing the request. The paths are those of the server's bodies.
+ * True at a committed value of a request body (a model message's content, a tool result): there
+ * a value with no JSON form is replaced by the `callgate-normalize/1` marker the server would
+ * commit in its place, instead of refusing the request. The places are those of the server's
+ * bodies: `content`, `message.content`, `result`, `outcomes[i].result`.
  */
-const NORMALIZED_AT = /^body(?:\.content|\.message\.content|\.result|\.outcomes\[\d+\]\.result)$/;
+function committedAt(trail: Trail): boolean {
+  switch (trail.length) {
+    case 1:
+      return trail[0] === 'content' || trail[0] === 'result';
+    case 2:
+      return trail[0] === 'message' && trail[1] === 'content';
+    case 3:
+      return trail[0] === 'outcomes' && typeof trail[1] === 'number' && trail[2] === 'result';
+    default:
+      return false;
+  }
+}
 
 const keyPath = (path: string, key: string) =>
   /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+
+/** The trail as a path from `body` (`body.calls[0].arguments.amount`). */
+function pathOf(trail: Trail): string {
+  let path = 'body';
+  for (const step of trail) path = typeof step === 'number' ? `${path}[${step}]` : keyPath(path, step);
+  return path;
+}
 
 const wellFormed = (text: string) => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
@@ -29,7 +51,11 @@ const OPAQUE: ReadonlyArray<abstract new (...parts: never[]) => object> = [
   ArrayBuffer,
 ];
 
-function refuse(path: string, reason: string): never {
+/** Thrown inside a committed value written as plain JSON: it has none, normalise it instead. */
+const NOT_PLAIN = Symbol('not plain JSON');
+
+function refuse(trail: Trail, reason: string): never {
+  const path = pathOf(trail);
   throw new CallgateError('request-invalid', `${path}: ${reason}; not sent`, { path });
 }
 
@@ -72,24 +98,26 @@ function asSent(value: unknown, copies: Map<object, unknown>): unknown {
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
- * Writes `value` at `path` as JSON text. `ancestors` holds the objects above it (a cycle is
+ * How a value is written: `body` (committed values are normalised when they have no JSON form),
+ * `strict` (anything with no JSON form is refused), `plain` (inside a committed value: anything
+ * that is not plain JSON, toJSON included, throws {@link NOT_PLAIN}, as core's rule would mark it).
+ */
+type Mode = 'body' | 'strict' | 'plain';
+
+/**
+ * Writes `value` at `trail` as JSON text. `ancestors` holds the objects above it (a cycle is
  * refused, a value repeated side by side is written twice, as JSON.stringify does).
  */
-function write(value: unknown, path: string, ancestors: Set<object>, normalize: boolean): string {
-  if (normalize && NORMALIZED_AT.test(path)) {
-    const { reasons } = recordable(value);
-    // Big integers alone are sent with their digits: the server keeps them and applies the rule
-    // itself (the same marker: its raw text holds the same digits).
-    if (reasons.some((reason) => reason !== 'unsafe-integer'))
-      return write(recordable(asSent(value, new Map())).value, path, ancestors, false);
-  }
+function write(value: unknown, trail: Trail, ancestors: Set<object>, mode: Mode): string {
+  if (mode === 'body' && trail.length <= 3 && committedAt(trail))
+    return writeCommitted(value, trail, ancestors);
   switch (typeof value) {
     case 'string':
       if (!wellFormed(value))
-        refuse(path, 'the string holds a lone UTF-16 surrogate, which UTF-8 cannot carry');
+        refuseHere(mode, trail, 'the string holds a lone UTF-16 surrogate, which UTF-8 cannot carry');
       return JSON.stringify(value);
     case 'number':
-      if (!Number.isFinite(value)) refuse(path, `${value} has no JSON form (RFC 8259 §6)`);
+      if (!Number.isFinite(value)) refuseHere(mode, trail, `${value} has no JSON form (RFC 8259 §6)`);
       return Object.is(value, -0) ? '-0' : JSON.stringify(value);
     case 'bigint':
       return value.toString();
@@ -98,45 +126,86 @@ function write(value: unknown, path: string, ancestors: Set<object>, normalize: 
     case 'undefined':
     case 'function':
     case 'symbol':
-      return refuse(path, `a ${typeof value} has no JSON form`);
+      return refuseHere(mode, trail, `a ${typeof value} has no JSON form`);
     default:
       break;
   }
   if (value === null) return 'null';
   const object = value as object;
-  if (isLosslessNumber(object)) return (object as { value: string }).value;
-  if (ancestors.has(object)) refuse(path, 'the value contains itself (a cycle)');
-  if (OPAQUE.some((type) => object instanceof type) || ArrayBuffer.isView(object))
-    refuse(path, `${describe(object)} has no JSON form`);
-  ancestors.add(object);
-  try {
-    if (Array.isArray(object)) {
-      const items: string[] = [];
-      for (let index = 0; index < object.length; index++) {
-        const at = `${path}[${index}]`;
-        if (!(index in object)) refuse(at, 'a hole in a sparse array has no JSON form');
-        items.push(write(object[index], at, ancestors, normalize));
-      }
-      return `[${items.join(',')}]`;
-    }
-    const withJson = object as { toJSON?: (key: string) => unknown };
-    if (typeof withJson.toJSON === 'function') {
-      // The value's own JSON form (a Date writes its ISO text), as JSON.stringify does.
-      return write(withJson.toJSON(''), path, ancestors, normalize);
-    }
-    const entries: string[] = [];
-    for (const key of Object.keys(object)) {
-      const at = keyPath(path, key);
-      if (!wellFormed(key)) refuse(at, 'the key holds a lone UTF-16 surrogate, which UTF-8 cannot carry');
-      const item = (object as Record<string, unknown>)[key];
-      // An absent optional field, as JSON.stringify leaves it out.
-      if (item === undefined) continue;
-      entries.push(`${JSON.stringify(key)}:${write(item, at, ancestors, normalize)}`);
-    }
-    return `{${entries.join(',')}}`;
-  } finally {
-    ancestors.delete(object);
+  if (ancestors.has(object)) refuseHere(mode, trail, 'the value contains itself (a cycle)');
+  const prototype = Object.getPrototypeOf(object);
+  if (prototype === Array.prototype) return writeArray(object as unknown[], trail, ancestors, mode);
+  if (prototype !== Object.prototype && prototype !== null) {
+    if (isLosslessNumber(object)) return (object as { value: string }).value;
+    if (mode === 'plain') throw NOT_PLAIN;
+    if (OPAQUE.some((type) => object instanceof type) || ArrayBuffer.isView(object))
+      refuseHere(mode, trail, `${describe(object)} has no JSON form`);
+    if (Array.isArray(object)) return writeArray(object, trail, ancestors, mode);
   }
+  const withJson = object as { toJSON?: (key: string) => unknown };
+  if (typeof withJson.toJSON === 'function') {
+    if (mode === 'plain') throw NOT_PLAIN;
+    // The value's own JSON form (a Date writes its ISO text), as JSON.stringify does.
+    ancestors.add(object);
+    try {
+      return write(withJson.toJSON(''), trail, ancestors, mode);
+    } finally {
+      ancestors.delete(object);
+    }
+  }
+  ancestors.add(object);
+  let text = '{';
+  for (const key in object) {
+    if (!Object.hasOwn(object, key)) continue;
+    const item = (object as Record<string, unknown>)[key];
+    // An absent optional field, as JSON.stringify leaves it out.
+    if (item === undefined) continue;
+    trail.push(key);
+    if (!wellFormed(key))
+      refuseHere(mode, trail, 'the key holds a lone UTF-16 surrogate, which UTF-8 cannot carry');
+    text += `${text.length > 1 ? ',' : ''}${JSON.stringify(key)}:${write(item, trail, ancestors, mode)}`;
+    trail.pop();
+  }
+  ancestors.delete(object);
+  return `${text}}`;
+}
+
+function writeArray(array: unknown[], trail: Trail, ancestors: Set<object>, mode: Mode): string {
+  ancestors.add(array);
+  let text = '[';
+  for (let index = 0; index < array.length; index++) {
+    trail.push(index);
+    if (!(index in array)) refuseHere(mode, trail, 'a hole in a sparse array has no JSON form');
+    text += `${index > 0 ? ',' : ''}${write(array[index], trail, ancestors, mode)}`;
+    trail.pop();
+  }
+  ancestors.delete(array);
+  return `${text}]`;
+}
+
+/** Refuses the value at `trail` (in `plain` mode: throws {@link NOT_PLAIN}, to normalise it). */
+function refuseHere(mode: Mode, trail: Trail, reason: string): never {
+  if (mode === 'plain') throw NOT_PLAIN;
+  return refuse(trail, reason);
+}
+
+/**
+ * A committed value: as it is when it is plain JSON (big integers keep their digits: the server
+ * keeps them and applies the rule itself, to the same raw text), else the `callgate-normalize/1`
+ * marker core's rule makes of it as the server would read it.
+ */
+function writeCommitted(value: unknown, trail: Trail, ancestors: Set<object>): string {
+  const depth = trail.length;
+  try {
+    // Its own set of ancestors: one left behind by a throw here must not stay in the body's.
+    return write(value, trail, new Set(), 'plain');
+  } catch (error) {
+    if (error !== NOT_PLAIN) throw error;
+    trail.length = depth;
+  }
+  // Core's marker; or, when core's rule finds nothing to mark (a function as an object's field,
+  // which it leaves out), the value written strictly, which refuses what has no JSON form.
+  return write(recordable(asSent(value, new Map())).value, trail, ancestors, 'strict');
 }
 
 /**
@@ -159,7 +228,7 @@ function write(value: unknown, path: string, ancestors: Set<object>, normalize: 
  *   symbol, `undefined` or a hole in an array, a Map, Set, RegExp, Error, Promise or binary buffer.
  */
 export function encodeBody(body: unknown, normalize = true): string {
-  return write(body, 'body', new Set(), normalize);
+  return write(body, [], new Set(), normalize ? 'body' : 'strict');
 }
 
 /** The number an answer's digits stand for: a `bigint` for an integer a double cannot hold. */
