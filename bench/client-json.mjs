@@ -21,7 +21,10 @@ const decisions = {
 const outcome = {
   call_id: 'call_1',
   outcome: 'ok',
-  result: { content: [{ type: 'text', text: 'x'.repeat(4096) }], rows: Array.from({ length: 20 }, (_, i) => i) },
+  result: {
+    content: [{ type: 'text', text: 'x'.repeat(4096) }],
+    rows: Array.from({ length: 20 }, (_, i) => i),
+  },
   duration_ms: 12.5,
   grant_consumed: true,
 };
@@ -57,7 +60,11 @@ function timeOne(work, iterations) {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-console.log(`load average before: ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+console.log(
+  `load average before: ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')}`,
+);
 for (const [name, before, after] of cases) {
   for (let warm = 0; warm < 2000; warm++) {
     before();
@@ -74,4 +81,8 @@ for (const [name, before, after] of cases) {
     `${name.padEnd(28)} before ${b.toFixed(2).padStart(7)} µs   after ${a.toFixed(2).padStart(7)} µs   after/before ${(a / b).toFixed(2)}`,
   );
 }
-console.log(`load average after:  ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+console.log(
+  `load average after:  ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')}`,
+);
