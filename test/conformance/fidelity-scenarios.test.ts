@@ -1,0 +1,256 @@
+// Plays every row of fidelity-scenarios.json (one fixed scenario per face of each class of
+// record-fidelity bug, docs/ledger.md "Fixed scenarios") against a real `callgate serve` and real
+// `callgate mcp --stdio` processes (fidelity-world.ts): what the client got back, the exported
+// bundle's records, the call invariants of the generated harness (checkCallEnds) and the verdict
+// of the build's verifier with --strict.
+//
+// CALLGATE_CLI_SCRIPT=<checkout>/packages/cli/dist/bin.js plays the table against another build.
+// Checked against 8353a7e (the first landing's last commit, before the fixes): every row fails
+// there, and passes on this checkout. How each failed before:
+// - a-verifier-executed-call-without-call-end: verify --strict said ok (exit 0).
+// - a-http-one-call-id-twice-in-one-step: RESULT
+// - a-http-id-reused-in-a-later-step: RESULT
+// - b-http-outcome-after-refused-consume: RESULT
+// - c-http-forged-grant-for-a-call-never-asked: RESULT
+// - c-http-outcome-claims-an-approval-never-given: RESULT
+// - c-http-second-and-third-answer-to-one-approval: RESULT
+// - c-http-consume-with-the-wrong-binding: RESULT
+// - c-http-call-without-arguments: RESULT
+// - c-mcp-http-tool-outside-the-profile: RESULT
+// - d-mcp-http-big-integer-quoted-as-sent: RESULT
+// - d-mcp-stdio-big-integer-quoted-as-sent: RESULT
+// - d-http-big-integer-quoted-as-sent: RESULT
+// - e-http-big-integers-in-message-and-result: RESULT
+// - f-mcp-http-bare-nan-from-upstream: RESULT
+// - f-mcp-stdio-bare-nan-from-upstream: RESULT
+// - g-mcp-http-lone-surrogate-in-upstream-result: RESULT
+// - g-mcp-stdio-lone-surrogate-in-upstream-result: RESULT
+// - g-http-lone-surrogate-in-reported-result: RESULT
+// - h-mcp-stdio-approval-preview-cut-on-a-code-point: RESULT
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LedgerRecord } from '@callgate/protocol';
+import { errorOf } from '../e2e/gateway/harness.js';
+import { type Answer, FidelityWorld, type SeenRequest } from './fidelity-world.js';
+import { checkCallEnds } from './generated/runs.js';
+
+/** What a row expects of one answer (see the table's $comment). */
+interface Expect {
+  status?: number;
+  error_kind?: string;
+  json?: unknown;
+  contains?: string[];
+  not_contains?: string[];
+  is_error?: boolean;
+  message?: string;
+  within_ms?: number;
+}
+
+interface Step {
+  /** `METHOD /path` (http rows) or raw JSON-RPC text (mcp rows). */
+  send: string;
+  as?: string;
+  body?: string;
+  keep?: Record<string, string>;
+  requests?: Array<{
+    method: string;
+    expect: { message_well_formed?: boolean; message_contains?: string[] };
+    answer: string;
+  }>;
+  expect: Expect;
+}
+
+interface Row {
+  id: string;
+  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h';
+  title: string;
+  ingress: 'http' | 'mcp-http' | 'mcp-stdio' | 'verifier';
+  profile?: string;
+  capabilities?: object;
+  input?: { bundle: string; public_key: string };
+  steps?: Step[];
+  bundle: {
+    records?: Array<Record<string, unknown> & { type: string }>;
+    verify: { ok: boolean; checks?: string[] };
+  };
+}
+
+const TABLE = JSON.parse(readFileSync(join(import.meta.dirname, 'fidelity-scenarios.json'), 'utf8')) as {
+  rows: Row[];
+};
+
+const world = new FidelityWorld();
+
+/** What a stdio row's session got: each step's answer and the gateway's requests, the bundle. */
+interface StdioPlay {
+  steps: Array<{ answer: Answer; requests: SeenRequest[] }>;
+  bundle: string;
+}
+
+/**
+ * The stdio rows are played at once as soon as the server is up (each `callgate mcp --stdio`
+ * process on a data folder of its own), and checked in their rows' tests: each costs a few
+ * process starts, which run side by side this way.
+ */
+const stdioPlays = new Map<string, Promise<StdioPlay>>();
+
+async function playStdio(row: Row): Promise<StdioPlay> {
+  const session = await world.mcpStdio(row.id, row.capabilities ?? {});
+  const steps: StdioPlay['steps'] = [];
+  for (const step of row.steps ?? []) steps.push(await session.send(step.send, step.requests, step.expect.within_ms));
+  return { steps, bundle: await session.close() };
+}
+
+beforeAll(async () => {
+  await world.start();
+  for (const row of TABLE.rows) {
+    if (row.ingress !== 'mcp-stdio') continue;
+    const play = playStdio(row);
+    play.catch(() => undefined); // awaited (and reported) by the row's test
+    stdioPlays.set(row.id, play);
+  }
+}, 60_000);
+afterAll(async () => {
+  await Promise.allSettled(stdioPlays.values());
+  await world.close();
+}, 30_000);
+
+/** `{{name}}` replaced by what earlier steps kept. */
+const fill = (text: string, kept: Map<string, string>) =>
+  text.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => kept.get(name) ?? whole);
+
+/** The value at a dotted path (`verdicts.0.grant.token`). */
+function at(value: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((current, key) => (current as Record<string, unknown>)?.[key], value);
+}
+
+/** Checks one answer against the row's expectation for it. */
+function checkAnswer(where: string, answer: Answer, want: Expect, mcp: boolean) {
+  if (want.status !== undefined) expect(answer.status, `${where}: status (${answer.text})`).toBe(want.status);
+  if (want.json !== undefined) expect(answer.json, `${where}: answer`).toMatchObject(want.json as object);
+  for (const text of want.contains ?? []) expect(answer.text, `${where}: quotes ${text}`).toContain(text);
+  for (const text of want.not_contains ?? []) expect(answer.text, `${where}: never ${text}`).not.toContain(text);
+  if (!mcp) {
+    if (want.error_kind !== undefined) expect(answer.json?.error?.kind, `${where}: error kind`).toBe(want.error_kind);
+    return;
+  }
+  const result = answer.json?.result;
+  expect(result, `${where}: a tools/call result (${answer.text})`).toBeDefined();
+  if (want.is_error !== undefined) expect(Boolean(result?.isError), `${where}: isError`).toBe(want.is_error);
+  if (want.error_kind !== undefined || want.message !== undefined) {
+    const error = errorOf(result);
+    if (want.error_kind !== undefined) expect(error.kind, `${where}: error kind`).toBe(want.error_kind);
+    if (want.message !== undefined) expect(error.message, `${where}: error message`).toMatch(want.message);
+  }
+}
+
+/** Checks the gateway's requests a step answered, as the row says. */
+function checkRequests(where: string, step: Step, seen: SeenRequest[]) {
+  for (const request of step.requests ?? []) {
+    const found = seen.filter((message) => message.method === request.method);
+    expect(found.length, `${where}: the gateway sent ${request.method}`).toBeGreaterThan(0);
+    for (const message of found) {
+      const text = message.params?.message ?? '';
+      if (request.expect.message_well_formed !== undefined)
+        expect(text.isWellFormed(), `${where}: ${request.method} message is well-formed UTF-16`).toBe(
+          request.expect.message_well_formed,
+        );
+      for (const part of request.expect.message_contains ?? [])
+        expect(text, `${where}: ${request.method} message`).toContain(part);
+    }
+  }
+}
+
+/** Checks the exported bundle: the records the row names, the call invariants, the verdict. */
+async function checkBundle(row: Row, text: string, publicKey: string) {
+  const records = JSON.parse(text).records as Array<Record<string, unknown> & { type: string }>;
+  const want = row.bundle.records ?? [];
+  const types = new Set(want.map((record) => record.type));
+  const got = records.filter((record) => types.has(record.type));
+  expect(
+    got.map((record) => record.type),
+    `${row.id}: the records of types ${[...types].join(', ')}: ${JSON.stringify(got)}`,
+  ).toEqual(want.map((record) => record.type));
+  want.forEach((record, index) => {
+    expect(got[index], `${row.id}: record ${index} (${record.type}): ${JSON.stringify(got[index])}`).toMatchObject(
+      record,
+    );
+  });
+  expect(() => checkCallEnds(records as unknown as LedgerRecord[]), `${row.id}: call invariants`).not.toThrow();
+  const verdict = await world.verify(text, publicKey);
+  expect(verdict.ok, `${row.id}: verify --strict (${verdict.checks.join(', ')})`).toBe(row.bundle.verify.ok);
+  for (const check of row.bundle.verify.checks ?? []) expect(verdict.checks).toContain(check);
+}
+
+async function playHttp(row: Row) {
+  const started = await world.api('POST /v1/runs', 'agent', `{"framework":"fidelity-scenarios"}`);
+  expect(started.status, `${row.id}: run started (${started.text})`).toBe(201);
+  const kept = new Map<string, string>([['run', started.json.run_id]]);
+  for (const [index, step] of (row.steps ?? []).entries()) {
+    const where = `${row.id} step ${index} (${step.send})`;
+    const answer = await world.api(
+      fill(step.send, kept),
+      step.as ?? 'agent',
+      step.body === undefined ? undefined : fill(step.body, kept),
+    );
+    checkAnswer(where, answer, step.expect, false);
+    for (const [name, path] of Object.entries(step.keep ?? {})) {
+      const value = at(answer.json, path);
+      expect(typeof value, `${where}: keeps ${name} from ${path} (${answer.text})`).toBe('string');
+      kept.set(name, value as string);
+    }
+  }
+  const runId = kept.get('run') as string;
+  const ended = await world.api(`POST /v1/runs/${runId}/end`, 'agent', '{}');
+  expect(ended.status, `${row.id}: run ended (${ended.text})`).toBe(200);
+  const { text } = await world.bundle(runId);
+  await checkBundle(row, text, world.server.verifierKey);
+}
+
+async function playMcp(row: Row) {
+  const capabilities = row.capabilities ?? {};
+  if (row.ingress === 'mcp-http') {
+    const session = await world.mcpHttp(row.id, row.profile, capabilities);
+    for (const [index, step] of (row.steps ?? []).entries()) {
+      const answer = await session.send(step.send, step.expect.within_ms);
+      checkAnswer(`${row.id} step ${index}`, answer, step.expect, true);
+    }
+    await session.close();
+    const { text } = await world.bundle(await world.endedRunOf(row.id));
+    await checkBundle(row, text, world.server.verifierKey);
+    return;
+  }
+  const play = await (stdioPlays.get(row.id) as Promise<StdioPlay>);
+  for (const [index, step] of (row.steps ?? []).entries()) {
+    const where = `${row.id} step ${index}`;
+    const { answer, requests } = play.steps[index] as StdioPlay['steps'][number];
+    checkRequests(where, step, requests);
+    checkAnswer(where, answer, step.expect, true);
+  }
+  // The stdio log has a key of its own: the bundle's, checked by the verifier all the same.
+  await checkBundle(row, play.bundle, JSON.parse(play.bundle).public_key);
+}
+
+describe('fixed scenarios of record fidelity (fidelity-scenarios.json)', () => {
+  it('has at least one row for each class a–h', () => {
+    expect(new Set(TABLE.rows.map((row) => row.class))).toEqual(new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']));
+    expect(new Set(TABLE.rows.map((row) => row.id)).size).toBe(TABLE.rows.length);
+  });
+
+  for (const row of TABLE.rows) {
+    it(`${row.id}: ${row.title}`, async () => {
+      if (row.ingress === 'verifier') {
+        const input = row.input as { bundle: string; public_key: string };
+        const verdict = await world.verifyFile(
+          join(import.meta.dirname, input.bundle),
+          join(import.meta.dirname, input.public_key),
+        );
+        expect(verdict.ok, `${row.id}: verify --strict (${verdict.checks.join(', ')})`).toBe(row.bundle.verify.ok);
+        expect(verdict.code).toBe(row.bundle.verify.ok ? 0 : 1);
+        for (const check of row.bundle.verify.checks ?? []) expect(verdict.checks).toContain(check);
+      } else if (row.ingress === 'http') await playHttp(row);
+      else await playMcp(row);
+    }, 30_000);
+  }
+});
