@@ -137,7 +137,8 @@ export class FidelityWorld {
   /** The exported bundle of `runId` (through the server), parsed. */
   async bundle(runId: string): Promise<{ text: string; records: Array<Record<string, unknown>> }> {
     const answer = await this.api(`GET /v1/runs/${runId}/bundle`, 'root');
-    if (answer.status !== 200) throw new Error(`export of ${runId} answered ${answer.status}: ${answer.text}`);
+    if (answer.status !== 200)
+      throw new Error(`export of ${runId} answered ${answer.status}: ${answer.text}`);
     return { text: answer.text, records: answer.json.records };
   }
 
@@ -146,15 +147,22 @@ export class FidelityWorld {
     const query = `strict=true&public_key=${encodeURIComponent(publicKey)}`;
     const answer = await this.api(`POST /v1/verify?${query}`, 'root', text);
     if (answer.status !== 200) throw new Error(`verify answered ${answer.status}: ${answer.text}`);
-    return { ok: answer.json.ok, checks: answer.json.failures.map((failure: { check: string }) => failure.check) };
+    return {
+      ok: answer.json.ok,
+      checks: answer.json.failures.map((failure: { check: string }) => failure.check),
+    };
   }
 
   /** `callgate verify FILE --strict --json`, pinned to the key in `keyFile`. */
-  async verifyFile(file: string, keyFile: string): Promise<{ ok: boolean; checks: string[]; code: number | null }> {
+  async verifyFile(
+    file: string,
+    keyFile: string,
+  ): Promise<{ ok: boolean; checks: string[]; code: number | null }> {
     const key = (await readFile(keyFile, 'utf8')).trim();
     const result = await runCallgate(['verify', file, '--public-key', key, '--strict', '--json']);
     const report = parse(result.stdout);
-    if (!report) throw new Error(`callgate verify printed no report (${result.code}): ${result.stdout}${result.stderr}`);
+    if (!report)
+      throw new Error(`callgate verify printed no report (${result.code}): ${result.stdout}${result.stderr}`);
     return {
       ok: report.ok,
       checks: report.failures.map((failure: { check: string }) => failure.check),
@@ -203,7 +211,8 @@ export class FidelityWorld {
       return { status: response.status, text: answer, json: parse(answer) };
     };
     const initialized = await post(initializeText(client, capabilities));
-    if (!initialized.json?.result) throw new Error(`initialize answered ${initialized.status}: ${initialized.text}`);
+    if (!initialized.json?.result)
+      throw new Error(`initialize answered ${initialized.status}: ${initialized.text}`);
     headers['mcp-protocol-version'] = initialized.json.result.protocolVersion;
     await post('{"jsonrpc":"2.0","method":"notifications/initialized"}');
     return {

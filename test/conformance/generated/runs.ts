@@ -255,7 +255,8 @@ const call = (id: IdForm, tool: ToolChoice, args: ArgumentForm, act: ToolAct = '
 
 /**
  * Every counterexample the harness has shrunk, run first by every integration on every pass (as
- * fast-check `examples`), so a class once found stays closed:
+ * fast-check `examples`), so a class once found stays closed; each is also a fixed row of
+ * ../fidelity-scenarios.json, played over the wire against a real server:
  * - one call id twice in one step: the first attempt's outcome was lost (recorded against the
  *   latest attempt only), and LangChain's adapter ran one attempt twice;
  * - a result holding a lone surrogate: the HTTP API refused the whole outcome, so the call ended
