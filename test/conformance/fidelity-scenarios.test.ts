@@ -7,7 +7,7 @@
 // CALLGATE_CLI_SCRIPT=<checkout>/packages/cli/dist/bin.js plays the table against another build
 // (its `callgate serve`, `mcp --stdio`, `export` and `verify`; the upstream stays this checkout's).
 // Played against 8353a7e (the first landing's last commit, before the fixes), built in a worktree
-// of its own: 19 of the 20 rows failed there, each as its class says, and all pass here.
+// of its own: 18 of the 19 rows failed there, each as its class says, and all pass here.
 // - a-verifier-executed-call-without-call-end: verify --strict said OK (exit 0, no failed check).
 // - a-http-one-call-id-twice-in-one-step: the first attempt's outcome was refused 404 (not-found,
 //   "call c1 was not decided"): it could not be recorded.
@@ -32,9 +32,8 @@
 //   the rounded value was committed.
 // - f-mcp-http-bare-nan-from-upstream, f-mcp-stdio-bare-nan-from-upstream: no answer within
 //   10 s (the gateway waited for the 20 s upstream timeout).
-// - g-mcp-http-lone-surrogate-in-upstream-result, g-mcp-stdio-lone-surrogate-in-upstream-result:
-//   the client got its result, the ledger got no call-end (the a-verifier row's bundle is such
-//   a run, exported there).
+// - g-mcp-http-lone-surrogate-in-upstream-result: the client got its result, the ledger got no
+//   call-end (the a-verifier row's bundle is such a run, exported there; over stdio likewise).
 // - g-http-lone-surrogate-in-reported-result: the outcome was refused (400, "body.result.text:
 //   the string holds a lone UTF-16 surrogate"), so the call that ran could not end `ok`.
 // - h-mcp-stdio-approval-preview-cut-on-a-code-point: the elicitation message was not
@@ -101,11 +100,19 @@ interface StdioPlay {
 }
 
 /**
- * The stdio rows are played at once as soon as the server is up (each `callgate mcp --stdio`
- * process on a data folder of its own), and checked in their rows' tests: each costs a few
- * process starts, which run side by side this way.
+ * The rows that cost process starts are played at once, side by side, and checked in their
+ * rows' tests: the verifier rows (`callgate verify`) right away, the stdio rows (each a
+ * `callgate mcp --stdio` process on a data folder of its own, then `callgate export`) as soon as
+ * the server is up.
  */
 const stdioPlays = new Map<string, Promise<StdioPlay>>();
+const verdicts = new Map<string, ReturnType<FidelityWorld['verifyFile']>>();
+
+/** `promise`, marked handled: it is awaited (and its failure reported) by its row's test. */
+function inBackground<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
 
 async function playStdio(row: Row): Promise<StdioPlay> {
   const session = await world.mcpStdio(row.id, row.capabilities ?? {});
@@ -116,16 +123,18 @@ async function playStdio(row: Row): Promise<StdioPlay> {
 }
 
 beforeAll(async () => {
-  await world.start();
   for (const row of TABLE.rows) {
-    if (row.ingress !== 'mcp-stdio') continue;
-    const play = playStdio(row);
-    play.catch(() => undefined); // awaited (and reported) by the row's test
-    stdioPlays.set(row.id, play);
+    if (row.ingress !== 'verifier') continue;
+    const input = row.input as { bundle: string; public_key: string };
+    const file = (path: string) => join(import.meta.dirname, path);
+    verdicts.set(row.id, inBackground(world.verifyFile(file(input.bundle), file(input.public_key))));
   }
+  await world.start();
+  for (const row of TABLE.rows)
+    if (row.ingress === 'mcp-stdio') stdioPlays.set(row.id, inBackground(playStdio(row)));
 }, 60_000);
 afterAll(async () => {
-  await Promise.allSettled(stdioPlays.values());
+  await Promise.allSettled([...stdioPlays.values(), ...verdicts.values()]);
   await world.close();
 }, 30_000);
 
@@ -267,11 +276,7 @@ describe('fixed scenarios of record fidelity (fidelity-scenarios.json)', () => {
   for (const row of TABLE.rows) {
     it(`${row.id}: ${row.title}`, async () => {
       if (row.ingress === 'verifier') {
-        const input = row.input as { bundle: string; public_key: string };
-        const verdict = await world.verifyFile(
-          join(import.meta.dirname, input.bundle),
-          join(import.meta.dirname, input.public_key),
-        );
+        const verdict = await (verdicts.get(row.id) as ReturnType<FidelityWorld['verifyFile']>);
         expect(verdict.ok, `${row.id}: verify --strict (${verdict.checks.join(', ')})`).toBe(
           row.bundle.verify.ok,
         );
@@ -279,6 +284,6 @@ describe('fixed scenarios of record fidelity (fidelity-scenarios.json)', () => {
         for (const check of row.bundle.verify.checks ?? []) expect(verdict.checks).toContain(check);
       } else if (row.ingress === 'http') await playHttp(row);
       else await playMcp(row);
-    }, 30_000);
+    }, 90_000);
   }
 });

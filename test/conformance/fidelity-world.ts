@@ -108,7 +108,7 @@ export class FidelityWorld {
 
   async start(): Promise<void> {
     this.server = await startCallgate({
-      keys: { agent: 'agent', rita: 'reviewer', mallory: 'reviewer', root: 'admin' },
+      keys: { agent: 'agent', root: 'admin' },
       policy: POLICY,
       config: CONFIG,
     });
