@@ -17,7 +17,7 @@ const UPSTREAM = join(import.meta.dirname, '../e2e/gateway/fidelity-upstream.mjs
 const STARTUP_MS = 30_000;
 
 /** How long the gateway waits for the upstream before it gives up on a call (ms). */
-export const UPSTREAM_TIMEOUT_MS = 20_000;
+const UPSTREAM_TIMEOUT_MS = 20_000;
 
 const POLICY = `
 version: 1
