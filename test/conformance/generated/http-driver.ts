@@ -106,7 +106,11 @@ export async function runThroughHttp(run: GeneratedRun, tally?: Tally): Promise<
       let grant = verdict.grant;
       let digest = verdict.arguments_digest;
       if (verdict.status === 'refused') {
-        await report({ outcome: 'denied', error_kind: verdict.error.kind, result: { error: verdict.error } });
+        // A client may never report a refused call's outcome (nothing ran); the run's end must
+        // still give the call its one call-end. A refused call has no reviewer: its `none` draws
+        // that client.
+        if (call.reviewer !== 'none')
+          await report({ outcome: 'denied', error_kind: verdict.error.kind, result: { error: verdict.error } });
         continue;
       }
       if (verdict.status === 'pending') {

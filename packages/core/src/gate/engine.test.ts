@@ -135,7 +135,7 @@ describe('Engine in remote style (decide, then run elsewhere)', () => {
     await expect(engine.recordOutcome(runId, { call_id: 'no', outcome: 'denied' })).resolves.toBe('denied');
   });
 
-  it('ends a run recording decided-not-completed for calls that never reported, and refuses further steps', async () => {
+  it('ends a run giving every call that never reported its one call-end, and refuses further steps', async () => {
     const { engine, runId, store } = await testEngine();
     await engine.decide(runId, [
       { id: 'c1', tool: 'read_file', arguments: { path: 'a' } },
@@ -144,7 +144,11 @@ describe('Engine in remote style (decide, then run elsewhere)', () => {
     await engine.endRun(runId);
     const records = await store.readRunRecords(runId);
     const ends = records.filter((record) => record.type === 'call-end');
-    expect(ends).toEqual([expect.objectContaining({ call_id: 'c1', outcome: 'decided-not-completed' })]);
+    // Allowed: it may have run. Refused (c2 deletes outside every rule): it did not, and says so.
+    expect(ends).toEqual([
+      expect.objectContaining({ call_id: 'c1', outcome: 'decided-not-completed' }),
+      expect.objectContaining({ call_id: 'c2', outcome: 'denied', grant_consumed: false }),
+    ]);
     expect(records.at(-1)).toMatchObject({ type: 'run-end', status: 'completed' });
     await expect(
       engine.decide(runId, [{ id: 'c3', tool: 'read_file', arguments: { path: 'a' } }]),

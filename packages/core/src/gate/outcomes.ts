@@ -205,8 +205,10 @@ export async function beginOutcome(
 }
 
 /**
- * Records `decided-not-completed` for every call of the run that was allowed or approved but
- * whose outcome never arrived. Returns how many were recorded.
+ * Gives every call of the run whose outcome never arrived its one `call-end` (invariant 1):
+ * `decided-not-completed` for a call allowed or approved, `denied` for one refused (a caller over
+ * the HTTP API may never report the outcome of a refused call) or whose approval was not given.
+ * Returns how many were recorded.
  */
 export async function closeOpenCalls(context: GateContext, state: RunState): Promise<number> {
   // Queued, then awaited together: the run's open calls share a commit (an approval read between
@@ -214,7 +216,19 @@ export async function closeOpenCalls(context: GateContext, state: RunState): Pro
   const written: Promise<void>[] = [];
   try {
     for (const call of state.attempts.values()) {
-      if (call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') continue;
+      if (call.outcome !== undefined) continue;
+      if (call.decision === 'deny' || call.decision === 'refused') {
+        // The refusal's own kind is on its call-decision record; `policy-denied` is the one a
+        // deny decision implies.
+        const report: CallOutcomeReport = {
+          call_id: call.call_id,
+          attempt: call.attempt,
+          outcome: 'denied',
+          ...(call.decision === 'deny' ? { error_kind: 'policy-denied' as const } : {}),
+        };
+        written.push((await beginOutcome(context, state, report)).written);
+        continue;
+      }
       const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
       const report: CallOutcomeReport =
         approval && approval.status !== 'approved'

@@ -1,5 +1,6 @@
 // Record-fidelity checks of the offline verifier (docs/ledger.md, invariant 8): each call attempt
-// has at most one `call-end` (and, with --strict, an allowed or approved one has exactly one), no
+// has at most one `call-end` (and, with --strict, an allowed or approved one has exactly one, and
+// in a run that ended every one has exactly one), no
 // call that did not run claims its grant, and an `effective-arguments` record follows its call's
 // decision and names the arguments it decided (invariant 5).
 import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
@@ -24,12 +25,13 @@ const RAN = new Set(['ok', 'error', 'changed-after-decision']);
 
 /**
  * Runs the fidelity checks over records in log order: `call-end` (two ends of one attempt; with
- * `strict`, an allowed or approved attempt with none) and `grant` (a call that did not run
+ * `strict`, an allowed or approved attempt with none, or any attempt with none in a run that ended) and `grant` (a call that did not run
  * claiming its grant). A consume the gate refused ends its open call `denied` there and then, so
  * an outcome claiming that call ran under its grant afterwards is a second `call-end`.
  */
 export function checkFidelity(records: readonly LedgerRecord[], strict: boolean, findings: Findings): void {
   const runs = new Map<string, AttemptMap<AttemptState>>();
+  const ended = new Set<string>();
   const latestOfRuns = new Map<string, Map<string, AttemptState>>();
   const approvalCalls = new Map<string, string>();
   const attemptsOf = (runId: string) => {
@@ -69,6 +71,9 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
           findings.fail('grant', `${call} ended ${record.outcome} but claims its grant was consumed`, record);
         break;
       }
+      case 'run-end':
+        ended.add(record.run_id);
+        break;
       case 'effective-arguments': {
         // The arguments that ran beside the model's: only after that attempt's decision, and about
         // the arguments it decided (else the record claims another set than the one approved).
@@ -88,16 +93,18 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
         break;
     }
   }
-  for (const attempts of runs.values()) {
+  for (const [runId, attempts] of runs) {
     for (const state of attempts.values()) {
       if (state.ends > 0) continue;
       const { decision } = state;
       const cleared =
         decision.error_kind === undefined &&
         (decision.effect === 'allow' || (decision.effect === 'ask' && state.approved));
-      const message = `call ${decision.call_id} attempt ${decision.attempt} was ${decision.effect === 'allow' ? 'allowed' : decision.effect === 'ask' ? (state.approved ? 'approved' : 'asked') : 'refused'} but has no call-end`;
-      if (cleared && strict) findings.fail('call-end', message, decision);
-      else if (cleared) findings.warn(`${message} (--strict makes this a failure)`);
+      // An ended run has closed every call: a refused or unanswered one without its end too.
+      const closed = ended.has(runId);
+      const message = `call ${decision.call_id} attempt ${decision.attempt} was ${decision.effect === 'allow' ? 'allowed' : decision.effect === 'ask' ? (state.approved ? 'approved' : 'asked') : 'refused'} but has no call-end${closed && !cleared ? ', though its run ended' : ''}`;
+      if ((cleared || closed) && strict) findings.fail('call-end', message, decision);
+      else if (cleared || closed) findings.warn(`${message} (--strict makes this a failure)`);
     }
   }
 }
