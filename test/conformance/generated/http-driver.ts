@@ -110,7 +110,11 @@ export async function runThroughHttp(run: GeneratedRun, tally?: Tally): Promise<
         // still give the call its one call-end. A refused call has no reviewer: its `none` draws
         // that client.
         if (call.reviewer !== 'none')
-          await report({ outcome: 'denied', error_kind: verdict.error.kind, result: { error: verdict.error } });
+          await report({
+            outcome: 'denied',
+            error_kind: verdict.error.kind,
+            result: { error: verdict.error },
+          });
         continue;
       }
       if (verdict.status === 'pending') {
