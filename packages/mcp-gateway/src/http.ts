@@ -7,6 +7,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { laneServes, laneToolCall, serveLaneCall } from './call-lane.js';
 import type { GatewayContext, SessionContext } from './context.js';
 import { parseClientJson } from './json-rpc.js';
 import { invalidRequest } from './jsonrpc-errors.js';
@@ -20,6 +21,12 @@ export interface HttpOptions {
   allowedOrigins?: readonly string[];
   /** Largest accepted POST body, in bytes. Default 4 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Serve a plain `tools/call` POST on the tools/call lane (call-lane.ts), without the MCP SDK's
+   * server transport, when nothing it needs is missing there. Default true; false serves every
+   * request through the SDK (the answers and records are the same).
+   */
+  toolCallLane?: boolean;
 }
 
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
@@ -101,7 +108,13 @@ async function coalesce(response: Response): Promise<Response> {
  * without a port (`localhost`, `[::1]`) is also listed with the port this request names, so it
  * is accepted on any port, as configured. Unset lists turn the protection off.
  */
-function rebindingOptions(options: HttpOptions, request: Request) {
+interface RebindingOptions {
+  enableDnsRebindingProtection?: boolean;
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+}
+
+function rebindingOptions(options: HttpOptions, request: Request): RebindingOptions {
   const { allowedHosts, allowedOrigins } = options;
   if (!allowedHosts && !allowedOrigins) return {};
   const port = new URL(request.url).port;
@@ -118,6 +131,25 @@ function rebindingOptions(options: HttpOptions, request: Request) {
   };
 }
 
+/**
+ * True when `request` passes the DNS rebinding check `options` (from {@link rebindingOptions})
+ * asks for, as the SDK's transport checks it: the whole `Host` header listed, an `Origin`, when
+ * sent, listed.
+ */
+function rebindingPasses(options: RebindingOptions, request: Request): boolean {
+  if (!options.enableDnsRebindingProtection) return true;
+  const { allowedHosts, allowedOrigins } = options;
+  if (allowedHosts && allowedHosts.length > 0) {
+    const host = request.headers.get('host');
+    if (!host || !allowedHosts.includes(host)) return false;
+  }
+  if (allowedOrigins && allowedOrigins.length > 0) {
+    const origin = request.headers.get('origin');
+    if (origin && !allowedOrigins.includes(origin)) return false;
+  }
+  return true;
+}
+
 /** True when the policy defines `profile`, or it is the built-in `full`. */
 export function knownProfile(context: GatewayContext, profile: string): boolean {
   return profile === 'full' || Object.hasOwn(context.engine.policy.profiles, profile);
@@ -129,7 +161,11 @@ export class HttpSessions {
   readonly #options: HttpOptions;
   readonly #byId = new Map<
     string,
-    { session: GatewaySession; transport: WebStandardStreamableHTTPServerTransport }
+    {
+      session: GatewaySession;
+      transport: WebStandardStreamableHTTPServerTransport;
+      rebinding: RebindingOptions;
+    }
   >();
 
   /** Holds POST bodies to `maxBodyBytes` (hono/body-limit), then serves the request. */
@@ -194,6 +230,10 @@ export class HttpSessions {
       if (request.method === 'POST') {
         const { body, error } = await this.#parse(request);
         if (error) return error;
+        const call = this.#options.toolCallLane === false ? undefined : laneToolCall(body);
+        // A foreign Host or Origin goes on to the SDK's transport, which refuses it (403).
+        if (call && laneServes(session, request) && rebindingPasses(entry.rebinding, request))
+          return serveLaneCall(session, request, call);
         const invalid = invalidRequest(body, true);
         if (invalid) return jsonError(400, invalid.error.code, invalid.error.message, invalid.id);
         for (const message of (Array.isArray(body) ? body : [body]) as JSONRPCMessage[]) {
@@ -201,6 +241,10 @@ export class HttpSessions {
           // Checked above (invalidRequest): a message with a method and an id is a request.
           if ('method' in message && message.method === 'tools/call' && 'id' in message)
             session.watchDisconnect(message.id, request.signal);
+          else if ('method' in message && message.method === 'notifications/cancelled') {
+            const cancelled = message.params as { requestId?: unknown; reason?: unknown } | undefined;
+            session.cancelLane(cancelled?.requestId, cancelled?.reason);
+          }
         }
         return coalesce(await transport.handleRequest(request, { parsedBody: body }));
       }
@@ -235,12 +279,13 @@ export class HttpSessions {
     }
     const session = new GatewaySession(this.#context, context);
     // The SDK transport refuses a foreign Host or Origin (403) on this and every later request.
+    const rebinding = rebindingOptions(this.#options, request);
     const transport = new WebStandardStreamableHTTPServerTransport({
-      ...rebindingOptions(this.#options, request),
+      ...rebinding,
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
         session.sessionId = sessionId;
-        this.#byId.set(sessionId, { session, transport });
+        this.#byId.set(sessionId, { session, transport, rebinding });
       },
     });
     await session.connect(transport);
