@@ -8,7 +8,12 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { truncateText } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  type JSONRPCMessage,
+  JSONRPCMessageSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
 import { invalidJsonAnswer } from './json-rpc.js';
 import { isPlainJsonRpcMessage } from './message-shape.js';
@@ -60,6 +65,12 @@ function readText(incoming: IncomingMessage): Promise<string> {
   });
 }
 
+/** A request sent by {@link HttpClientTransport.call}, waiting for its response. */
+interface PendingCall {
+  resolve(result: Record<string, unknown>): void;
+  reject(error: unknown): void;
+}
+
 /** An upstream answered with an HTTP error. */
 export class UpstreamHttpError extends Error {
   constructor(
@@ -69,6 +80,20 @@ export class UpstreamHttpError extends Error {
     super(message);
     this.name = 'UpstreamHttpError';
   }
+}
+
+/** Hands `message`, the response to a {@link HttpClientTransport.call}, to its caller (as the SDK's protocol layer reads it). */
+function settle(call: PendingCall, message: JSONRPCMessage): void {
+  if ('result' in message) {
+    call.resolve(message.result as Record<string, unknown>);
+    return;
+  }
+  const {
+    code,
+    message: text,
+    data,
+  } = (message as { error: { code: number; message: string; data?: unknown } }).error;
+  call.reject(McpError.fromError(code, text, data));
 }
 
 /** A Streamable HTTP client transport over node:http(s). See the file header. */
@@ -83,6 +108,9 @@ export class HttpClientTransport implements Transport {
   #retryMs = DEFAULT_RETRY_MS;
   #closed = false;
   #delivering: Promise<unknown> = Promise.resolve();
+  /** Requests sent by {@link call}, by id (`callgate-<n>`: never an id of the client's own, which are numbers). */
+  readonly #calls = new Map<string, PendingCall>();
+  #lastCall = 0;
   sessionId?: string;
   onmessage?: (message: JSONRPCMessage) => void;
   onerror?: (error: Error) => void;
@@ -184,7 +212,15 @@ export class HttpClientTransport implements Transport {
         message = checked.data;
       }
       const value = message as { id?: string | number; method?: string };
-      if (value.id !== undefined && value.method === undefined) answered.push(value.id);
+      if (value.id !== undefined && value.method === undefined) {
+        answered.push(value.id);
+        const call = typeof value.id === 'string' ? this.#calls.get(value.id) : undefined;
+        if (call) {
+          this.#calls.delete(value.id as string);
+          settle(call, message);
+          continue;
+        }
+      }
       this.onmessage?.(message);
     }
     return answered;
@@ -226,6 +262,67 @@ export class HttpClientTransport implements Transport {
         );
       }
     }
+  }
+
+  /**
+   * Sends request `method` with `params` and resolves with its result as the upstream sent it,
+   * without the MCP client's protocol layer: what the SDK's `Protocol.request` does for a request
+   * without progress, for a fraction of its cost. Messages the upstream sends meanwhile (log
+   * messages, its own requests) still go to the client (`onmessage`). `signal` cancels it
+   * upstream (`notifications/cancelled`) and rejects with its reason, as an McpError; after
+   * `timeoutMs` it is cancelled and rejects with McpError RequestTimeout.
+   * @throws McpError the upstream's error response; UpstreamHttpError, Error when it cannot be sent.
+   */
+  call(
+    method: string,
+    params: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number },
+  ): Promise<Record<string, unknown>> {
+    const { signal, timeoutMs } = options;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const id = `callgate-${++this.#lastCall}`;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const cancel = (reason: unknown) => {
+        if (!this.#calls.delete(id)) return;
+        done();
+        this.send({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: id, reason: String(reason) },
+        }).catch(() => {});
+        reject(reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)));
+      };
+      const onAbort = () => cancel(signal?.reason);
+      this.#calls.set(id, {
+        resolve: (result) => {
+          done();
+          resolve(result);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      timer = setTimeout(
+        () => cancel(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })),
+        timeoutMs,
+      );
+      this.send({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage).catch((error: unknown) => {
+        if (this.#calls.delete(id)) {
+          done();
+          reject(error);
+        }
+      });
+    });
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -325,6 +422,9 @@ export class HttpClientTransport implements Transport {
       ]);
     }
     this.#closed = true;
+    for (const call of this.#calls.values())
+      call.reject(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'));
+    this.#calls.clear();
     for (const request of this.#requests) request.destroy();
     this.#requests.clear();
     this.#agent.destroy();

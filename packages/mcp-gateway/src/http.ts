@@ -5,12 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { laneServes, laneToolCall, serveLaneCall } from './call-lane.js';
 import type { GatewayContext, SessionContext } from './context.js';
 import { parseClientJson } from './json-rpc.js';
 import { invalidRequest } from './jsonrpc-errors.js';
+import { readBody, TOO_LARGE } from './request-body.js';
 import { GatewaySession } from './session.js';
 
 /** Options of the HTTP side of the gateway. */
@@ -168,19 +167,9 @@ export class HttpSessions {
     }
   >();
 
-  /** Holds POST bodies to `maxBodyBytes` (hono/body-limit), then serves the request. */
-  readonly #app = new Hono<{ Bindings: SessionContext }>();
-
   constructor(context: GatewayContext, options: HttpOptions) {
     this.#context = context;
     this.#options = options;
-    const tooLarge = () => jsonError(413, -32000, 'Payload Too Large');
-    this.#app.post('*', bodyLimit({ maxSize: options.maxBodyBytes ?? DEFAULT_MAX_BODY, onError: tooLarge }));
-    this.#app.all('*', (c) => this.#serve(c.req.raw, c.env));
-    // A failure reaches the caller as before (Hono's own handler would answer 500 and log to the console).
-    this.#app.onError((error) => {
-      throw error;
-    });
   }
 
   /** Forgets a session that ended. */
@@ -188,14 +177,15 @@ export class HttpSessions {
     if (session.sessionId) this.#byId.delete(session.sessionId);
   }
 
+  /** Reads a POST's JSON-RPC body: 413 over `maxBodyBytes`, 400 -32700 when it is not JSON. */
   async #parse(request: Request): Promise<{ body?: unknown; error?: Response }> {
-    // Within maxBodyBytes already (hono/body-limit in front of every POST).
-    let text: string;
+    let text: string | typeof TOO_LARGE;
     try {
-      text = await request.text();
+      text = await readBody(request, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY);
     } catch {
       return { error: jsonError(400, -32000, 'Bad Request: the body could not be read') };
     }
+    if (text === TOO_LARGE) return { error: jsonError(413, -32000, 'Payload Too Large') };
     try {
       // Lossless: big integers keep their digits, a duplicate key is refused (see json-rpc.ts).
       return { body: parseClientJson(text, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY) };
@@ -211,7 +201,7 @@ export class HttpSessions {
    * unknown session).
    */
   handle(request: Request, context: SessionContext): Promise<Response> {
-    return Promise.resolve(this.#app.fetch(request, context));
+    return this.#serve(request, context);
   }
 
   async #serve(request: Request, context: SessionContext): Promise<Response> {
