@@ -91,6 +91,8 @@ export function laneServes(session: GatewaySession, request: Request): boolean {
   return !capabilities?.elicitation && !capabilities?.sampling;
 }
 
+const encoder = new TextEncoder();
+
 /** One server-sent event holding `message`, as the SDK's transport writes it. */
 const frame = (message: unknown): string => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 
@@ -108,15 +110,24 @@ function errorResponse(id: RequestId, error: unknown): JSONRPCMessage {
   } as JSONRPCMessage;
 }
 
-/** The request's headers as a plain record, read once and only when asked for. */
+/**
+ * The request's headers and URL as the SDK's `requestInfo` gives them (a record of lower-case
+ * names), read from `request` only when asked for: a call reads at most one header.
+ */
 function lazyRequestInfo(request: Request): RequestExtra['requestInfo'] {
-  let headers: Record<string, string> | undefined;
+  const source = request.headers;
+  const headers = new Proxy({} as Record<string, string>, {
+    get: (_target, name) => (typeof name === 'string' ? (source.get(name) ?? undefined) : undefined),
+    has: (_target, name) => typeof name === 'string' && source.has(name),
+    ownKeys: () => [...source.keys()],
+    getOwnPropertyDescriptor: (_target, name) => {
+      const value = typeof name === 'string' ? source.get(name) : null;
+      return value === null ? undefined : { value, enumerable: true, configurable: true, writable: false };
+    },
+  });
   let url: URL | undefined;
   return {
-    get headers() {
-      headers ??= Object.fromEntries(request.headers.entries());
-      return headers;
-    },
+    headers,
     get url() {
       url ??= new URL(request.url);
       return url;
@@ -149,7 +160,6 @@ export function serveLaneCall(session: GatewaySession, request: Request, call: L
     'X-Accel-Buffering': 'no',
     ...(session.sessionId ? { 'mcp-session-id': session.sessionId } : {}),
   };
-  const encoder = new TextEncoder();
   let held = '';
   let stream: ReadableStreamDefaultController<Uint8Array> | undefined;
   let keepAlive: ReturnType<typeof setInterval> | undefined;
