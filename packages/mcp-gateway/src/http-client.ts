@@ -193,7 +193,7 @@ export class HttpClientTransport implements Transport {
       // An answer that is not valid JSON (a bare NaN) ends its request at once, as an error.
       const answer = invalidJsonAnswer(data, error instanceof Error ? error.message : String(error));
       if (answer && 'id' in answer) {
-        this.onmessage?.(answer);
+        this.#hand(answer);
         return [answer.id as string | number];
       }
       this.onerror?.(new Error(`the upstream sent an event that is not JSON: ${String(error)}`));
@@ -212,18 +212,23 @@ export class HttpClientTransport implements Transport {
         message = checked.data;
       }
       const value = message as { id?: string | number; method?: string };
-      if (value.id !== undefined && value.method === undefined) {
-        answered.push(value.id);
-        const call = typeof value.id === 'string' ? this.#calls.get(value.id) : undefined;
-        if (call) {
-          this.#calls.delete(value.id as string);
-          settle(call, message);
-          continue;
-        }
-      }
-      this.onmessage?.(message);
+      if (value.id !== undefined && value.method === undefined) answered.push(value.id);
+      this.#hand(message);
     }
     return answered;
+  }
+
+  /** Hands `message` to the {@link call} it answers, else to the client. */
+  #hand(message: JSONRPCMessage): void {
+    const value = message as { id?: unknown; method?: unknown };
+    const call =
+      typeof value.id === 'string' && value.method === undefined ? this.#calls.get(value.id) : undefined;
+    if (!call) {
+      this.onmessage?.(message);
+      return;
+    }
+    this.#calls.delete(value.id as string);
+    settle(call, message);
   }
 
   /**

@@ -1,10 +1,13 @@
-// The tools/call lane (packages/mcp-gateway/src/call-lane.ts) against the SDK path: two gateways
-// in front of the same kind of upstream (fidelity-upstream.mjs over stdio), one serving plain
-// `tools/call` POSTs on the lane, the other (`toolCallLane: false`) through the MCP SDK's server
-// transport, are sent the same generated messages; their answers (the HTTP body, byte for byte)
-// and their ledger records (with what differs between any two runs masked) must be the same.
+// The tools/call lane (packages/mcp-gateway/src/call-lane.ts) and the lean upstream call
+// (HttpClientTransport.call) against the SDK paths: two gateways in front of the same upstream
+// (fidelity-upstream.mjs), one serving plain `tools/call` POSTs on the lane and reaching the
+// upstream over Streamable HTTP, the other (`toolCallLane: false`) serving them through the MCP
+// SDK's server transport and reaching the upstream over stdio through the SDK's client, are sent
+// the same generated messages; their answers (the HTTP body, byte for byte) and their ledger
+// records (with what differs between any two runs masked) must be the same.
 // Then what only the lane does itself: cancellation by `notifications/cancelled` and by a
 // dropped connection.
+import { spawn } from 'node:child_process';
 import type { LedgerRecord } from '@callgate/core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,20 +38,41 @@ const HEADERS = {
 
 let lane: ServedGateway;
 let sdk: ServedGateway;
+let stopHttpUpstream = () => {};
 
-const upstreams = () => [
-  { name: 'fid', stdio: { command: process.execPath, args: [UPSTREAM] }, timeoutMs: 10_000 },
-];
+/** The upstream over Streamable HTTP, in a process of its own: its URL. */
+function httpUpstream(): Promise<string> {
+  const child = spawn(process.execPath, [UPSTREAM], {
+    env: { ...process.env, CALLGATE_TEST_HTTP: '1' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  stopHttpUpstream = () => child.stdin.end();
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      seen += chunk.toString('utf8');
+      const port = /PORT (\d+)/.exec(seen)?.[1];
+      if (port) resolve(`http://127.0.0.1:${port}/mcp`);
+    });
+    child.once('exit', (code) => reject(new Error(`the HTTP upstream exited with ${code}`)));
+  });
+}
 
 beforeAll(async () => {
+  const url = await httpUpstream();
   [lane, sdk] = await Promise.all([
-    serveGateway({ policy: POLICY, upstreams: upstreams() }),
-    serveGateway({ policy: POLICY, upstreams: upstreams(), toolCallLane: false }),
+    serveGateway({ policy: POLICY, upstreams: [{ name: 'fid', http: { url }, timeoutMs: 10_000 }] }),
+    serveGateway({
+      policy: POLICY,
+      upstreams: [{ name: 'fid', stdio: { command: process.execPath, args: [UPSTREAM] }, timeoutMs: 10_000 }],
+      toolCallLane: false,
+    }),
   ]);
 }, 30_000);
 
 afterAll(async () => {
   await Promise.all([lane?.close(), sdk?.close()]);
+  stopHttpUpstream();
 });
 
 /** Opens a session on `served` (initialize, then initialized); returns its POST. */
