@@ -215,8 +215,6 @@ export class GatewaySession {
     if (!this.#ended) {
       this.#ended = (async () => {
         this.context.sessionEnded(this);
-        for (const controller of this.#laneCalls.values()) controller.abort(new Error('the session ended'));
-        this.#laneCalls.clear();
         if (this.#run) {
           try {
             await this.context.engine.endRun(await this.#run, status);
@@ -227,6 +225,9 @@ export class GatewaySession {
             );
           }
         }
+        // As the SDK's protocol layer aborts its handlers when the server closes, after the run ended.
+        for (const controller of this.#laneCalls.values()) controller.abort(new Error('the session ended'));
+        this.#laneCalls.clear();
         await this.server.close().catch(() => {});
       })();
     }
