@@ -8,15 +8,11 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { truncateText } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  ErrorCode,
-  type JSONRPCMessage,
-  JSONRPCMessageSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
 import { invalidJsonAnswer } from './json-rpc.js';
 import { isPlainJsonRpcMessage } from './message-shape.js';
+import { PendingCalls } from './pending-calls.js';
 
 const DEFAULT_RETRY_MS = 1_000;
 const MAX_RESUMES = 5;
@@ -65,12 +61,6 @@ function readText(incoming: IncomingMessage): Promise<string> {
   });
 }
 
-/** A request sent by {@link HttpClientTransport.call}, waiting for its response. */
-interface PendingCall {
-  resolve(result: Record<string, unknown>): void;
-  reject(error: unknown): void;
-}
-
 /** An upstream answered with an HTTP error. */
 export class UpstreamHttpError extends Error {
   constructor(
@@ -80,20 +70,6 @@ export class UpstreamHttpError extends Error {
     super(message);
     this.name = 'UpstreamHttpError';
   }
-}
-
-/** Hands `message`, the response to a {@link HttpClientTransport.call}, to its caller (as the SDK's protocol layer reads it). */
-function settle(call: PendingCall, message: JSONRPCMessage): void {
-  if ('result' in message) {
-    call.resolve(message.result as Record<string, unknown>);
-    return;
-  }
-  const {
-    code,
-    message: text,
-    data,
-  } = (message as { error: { code: number; message: string; data?: unknown } }).error;
-  call.reject(McpError.fromError(code, text, data));
 }
 
 /** A Streamable HTTP client transport over node:http(s). See the file header. */
@@ -108,9 +84,8 @@ export class HttpClientTransport implements Transport {
   #retryMs = DEFAULT_RETRY_MS;
   #closed = false;
   #delivering: Promise<unknown> = Promise.resolve();
-  /** Requests sent by {@link call}, by id (`callgate-<n>`: never an id of the client's own, which are numbers). */
-  readonly #calls = new Map<string, PendingCall>();
-  #lastCall = 0;
+  /** Requests sent by {@link call}. */
+  readonly #calls = new PendingCalls();
   sessionId?: string;
   onmessage?: (message: JSONRPCMessage) => void;
   onerror?: (error: Error) => void;
@@ -220,15 +195,7 @@ export class HttpClientTransport implements Transport {
 
   /** Hands `message` to the {@link call} it answers, else to the client. */
   #hand(message: JSONRPCMessage): void {
-    const value = message as { id?: unknown; method?: unknown };
-    const call =
-      typeof value.id === 'string' && value.method === undefined ? this.#calls.get(value.id) : undefined;
-    if (!call) {
-      this.onmessage?.(message);
-      return;
-    }
-    this.#calls.delete(value.id as string);
-    settle(call, message);
+    if (!this.#calls.answer(message)) this.onmessage?.(message);
   }
 
   /**
@@ -283,51 +250,7 @@ export class HttpClientTransport implements Transport {
     params: Record<string, unknown>,
     options: { signal?: AbortSignal; timeoutMs: number },
   ): Promise<Record<string, unknown>> {
-    const { signal, timeoutMs } = options;
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const id = `callgate-${++this.#lastCall}`;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const cancel = (reason: unknown) => {
-        if (!this.#calls.delete(id)) return;
-        done();
-        this.send({
-          jsonrpc: '2.0',
-          method: 'notifications/cancelled',
-          params: { requestId: id, reason: String(reason) },
-        }).catch(() => {});
-        reject(reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)));
-      };
-      const onAbort = () => cancel(signal?.reason);
-      this.#calls.set(id, {
-        resolve: (result) => {
-          done();
-          resolve(result);
-        },
-        reject: (error) => {
-          done();
-          reject(error);
-        },
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
-      timer = setTimeout(
-        () => cancel(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })),
-        timeoutMs,
-      );
-      this.send({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage).catch((error: unknown) => {
-        if (this.#calls.delete(id)) {
-          done();
-          reject(error);
-        }
-      });
-    });
+    return this.#calls.start(method, params, options, (message) => this.send(message));
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -427,9 +350,7 @@ export class HttpClientTransport implements Transport {
       ]);
     }
     this.#closed = true;
-    for (const call of this.#calls.values())
-      call.reject(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'));
-    this.#calls.clear();
+    this.#calls.closeAll();
     for (const request of this.#requests) request.destroy();
     this.#requests.clear();
     this.#agent.destroy();
