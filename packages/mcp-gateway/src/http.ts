@@ -5,11 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { laneServes, laneToolCall, serveLaneCall } from './call-lane.js';
 import type { GatewayContext, SessionContext } from './context.js';
 import { parseClientJson } from './json-rpc.js';
 import { invalidRequest } from './jsonrpc-errors.js';
+import { readBody, TOO_LARGE } from './request-body.js';
 import { GatewaySession } from './session.js';
 
 /** Options of the HTTP side of the gateway. */
@@ -20,6 +20,12 @@ export interface HttpOptions {
   allowedOrigins?: readonly string[];
   /** Largest accepted POST body, in bytes. Default 4 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Serve a plain `tools/call` POST on the tools/call lane (call-lane.ts), without the MCP SDK's
+   * server transport, when nothing it needs is missing there. Default true; false serves every
+   * request through the SDK (the answers and records are the same).
+   */
+  toolCallLane?: boolean;
 }
 
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
@@ -101,7 +107,13 @@ async function coalesce(response: Response): Promise<Response> {
  * without a port (`localhost`, `[::1]`) is also listed with the port this request names, so it
  * is accepted on any port, as configured. Unset lists turn the protection off.
  */
-function rebindingOptions(options: HttpOptions, request: Request) {
+interface RebindingOptions {
+  enableDnsRebindingProtection?: boolean;
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
+}
+
+function rebindingOptions(options: HttpOptions, request: Request): RebindingOptions {
   const { allowedHosts, allowedOrigins } = options;
   if (!allowedHosts && !allowedOrigins) return {};
   const port = new URL(request.url).port;
@@ -118,6 +130,25 @@ function rebindingOptions(options: HttpOptions, request: Request) {
   };
 }
 
+/**
+ * True when `request` passes the DNS rebinding check `options` (from {@link rebindingOptions})
+ * asks for, as the SDK's transport checks it: the whole `Host` header listed, an `Origin`, when
+ * sent, listed.
+ */
+function rebindingPasses(options: RebindingOptions, request: Request): boolean {
+  if (!options.enableDnsRebindingProtection) return true;
+  const { allowedHosts, allowedOrigins } = options;
+  if (allowedHosts && allowedHosts.length > 0) {
+    const host = request.headers.get('host');
+    if (!host || !allowedHosts.includes(host)) return false;
+  }
+  if (allowedOrigins && allowedOrigins.length > 0) {
+    const origin = request.headers.get('origin');
+    if (origin && !allowedOrigins.includes(origin)) return false;
+  }
+  return true;
+}
+
 /** True when the policy defines `profile`, or it is the built-in `full`. */
 export function knownProfile(context: GatewayContext, profile: string): boolean {
   return profile === 'full' || Object.hasOwn(context.engine.policy.profiles, profile);
@@ -129,22 +160,16 @@ export class HttpSessions {
   readonly #options: HttpOptions;
   readonly #byId = new Map<
     string,
-    { session: GatewaySession; transport: WebStandardStreamableHTTPServerTransport }
+    {
+      session: GatewaySession;
+      transport: WebStandardStreamableHTTPServerTransport;
+      rebinding: RebindingOptions;
+    }
   >();
-
-  /** Holds POST bodies to `maxBodyBytes` (hono/body-limit), then serves the request. */
-  readonly #app = new Hono<{ Bindings: SessionContext }>();
 
   constructor(context: GatewayContext, options: HttpOptions) {
     this.#context = context;
     this.#options = options;
-    const tooLarge = () => jsonError(413, -32000, 'Payload Too Large');
-    this.#app.post('*', bodyLimit({ maxSize: options.maxBodyBytes ?? DEFAULT_MAX_BODY, onError: tooLarge }));
-    this.#app.all('*', (c) => this.#serve(c.req.raw, c.env));
-    // A failure reaches the caller as before (Hono's own handler would answer 500 and log to the console).
-    this.#app.onError((error) => {
-      throw error;
-    });
   }
 
   /** Forgets a session that ended. */
@@ -152,14 +177,15 @@ export class HttpSessions {
     if (session.sessionId) this.#byId.delete(session.sessionId);
   }
 
+  /** Reads a POST's JSON-RPC body: 413 over `maxBodyBytes`, 400 -32700 when it is not JSON. */
   async #parse(request: Request): Promise<{ body?: unknown; error?: Response }> {
-    // Within maxBodyBytes already (hono/body-limit in front of every POST).
-    let text: string;
+    let text: string | typeof TOO_LARGE;
     try {
-      text = await request.text();
+      text = await readBody(request, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY);
     } catch {
       return { error: jsonError(400, -32000, 'Bad Request: the body could not be read') };
     }
+    if (text === TOO_LARGE) return { error: jsonError(413, -32000, 'Payload Too Large') };
     try {
       // Lossless: big integers keep their digits, a duplicate key is refused (see json-rpc.ts).
       return { body: parseClientJson(text, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY) };
@@ -175,7 +201,7 @@ export class HttpSessions {
    * unknown session).
    */
   handle(request: Request, context: SessionContext): Promise<Response> {
-    return Promise.resolve(this.#app.fetch(request, context));
+    return this.#serve(request, context);
   }
 
   async #serve(request: Request, context: SessionContext): Promise<Response> {
@@ -194,6 +220,10 @@ export class HttpSessions {
       if (request.method === 'POST') {
         const { body, error } = await this.#parse(request);
         if (error) return error;
+        const call = this.#options.toolCallLane === false ? undefined : laneToolCall(body);
+        // A foreign Host or Origin goes on to the SDK's transport, which refuses it (403).
+        if (call && laneServes(session, request) && rebindingPasses(entry.rebinding, request))
+          return serveLaneCall(session, request, call);
         const invalid = invalidRequest(body, true);
         if (invalid) return jsonError(400, invalid.error.code, invalid.error.message, invalid.id);
         for (const message of (Array.isArray(body) ? body : [body]) as JSONRPCMessage[]) {
@@ -201,6 +231,10 @@ export class HttpSessions {
           // Checked above (invalidRequest): a message with a method and an id is a request.
           if ('method' in message && message.method === 'tools/call' && 'id' in message)
             session.watchDisconnect(message.id, request.signal);
+          else if ('method' in message && message.method === 'notifications/cancelled') {
+            const cancelled = message.params as { requestId?: unknown; reason?: unknown } | undefined;
+            session.cancelLane(cancelled?.requestId, cancelled?.reason);
+          }
         }
         return coalesce(await transport.handleRequest(request, { parsedBody: body }));
       }
@@ -235,12 +269,13 @@ export class HttpSessions {
     }
     const session = new GatewaySession(this.#context, context);
     // The SDK transport refuses a foreign Host or Origin (403) on this and every later request.
+    const rebinding = rebindingOptions(this.#options, request);
     const transport = new WebStandardStreamableHTTPServerTransport({
-      ...rebindingOptions(this.#options, request),
+      ...rebinding,
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
         session.sessionId = sessionId;
-        this.#byId.set(sessionId, { session, transport });
+        this.#byId.set(sessionId, { session, transport, rebinding });
       },
     });
     await session.connect(transport);

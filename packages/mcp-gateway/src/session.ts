@@ -63,6 +63,8 @@ export class GatewaySession {
   /** Open standalone SSE streams (HTTP GET). */
   streams = 0;
   readonly #disconnects = new Map<RequestId, AbortSignal>();
+  /** Tool calls served by the tools/call lane (see call-lane.ts), by JSON-RPC request id. */
+  readonly #laneCalls = new Map<RequestId, AbortController>();
   #run?: Promise<string>;
   #ended?: Promise<void>;
 
@@ -159,6 +161,25 @@ export class GatewaySession {
     this.#disconnects.delete(id);
   }
 
+  /** Registers a tool call the lane serves, so `notifications/cancelled` can reach it. */
+  laneStarted(id: RequestId, controller: AbortController): void {
+    this.#laneCalls.set(id, controller);
+  }
+
+  /** Forgets a lane call that was answered (only when `controller` is still the one registered). */
+  laneEnded(id: RequestId, controller: AbortController): void {
+    if (this.#laneCalls.get(id) === controller) this.#laneCalls.delete(id);
+  }
+
+  /**
+   * Cancels the lane call with request id `id` (the client sent `notifications/cancelled`, MCP
+   * 2025-11-25 cancellation); a call the lane does not serve is left to the SDK's protocol layer.
+   */
+  cancelLane(id: unknown, reason: unknown): void {
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    this.#laneCalls.get(id)?.abort(reason);
+  }
+
   /**
    * Records a passed-through exchange in the session's run (`mcp-exchange`); a failure to
    * record is logged, never thrown (the exchange already happened).
@@ -204,6 +225,9 @@ export class GatewaySession {
             );
           }
         }
+        // As the SDK's protocol layer aborts its handlers when the server closes, after the run ended.
+        for (const controller of this.#laneCalls.values()) controller.abort(new Error('the session ended'));
+        this.#laneCalls.clear();
         await this.server.close().catch(() => {});
       })();
     }

@@ -41,6 +41,14 @@ function traceContextOf(meta: Record<string, unknown> | undefined) {
   return propagation.extract(active, meta, metaGetter);
 }
 
+/**
+ * Runs one `tools/call` of `session` through the gate (see `callTool`) in the OpenTelemetry
+ * context of its request (see `traceContextOf`): what the SDK's protocol layer and the lane both call.
+ */
+export function runToolCall(session: GatewaySession, params: ToolCallParams, extra: RequestExtra) {
+  return otelContext.with(traceContextOf(params._meta), () => callTool(session, params, extra));
+}
+
 /** Registers `tools/list` (the profile's tools, paginated) and `tools/call` (the gate). */
 export function registerTools(session: GatewaySession): void {
   const { server, context } = session;
@@ -57,8 +65,6 @@ export function registerTools(session: GatewaySession): void {
     server,
     toolCallRequestSchema as never,
     ((request: z.infer<typeof toolCallRequestSchema>, extra: RequestExtra) =>
-      otelContext.with(traceContextOf(request.params._meta), () =>
-        callTool(session, request.params, extra),
-      )) as never,
+      runToolCall(session, request.params, extra)) as never,
   );
 }

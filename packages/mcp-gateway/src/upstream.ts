@@ -81,6 +81,8 @@ export class Upstream {
   readonly #events: UpstreamEvents;
   readonly #logger: Logger;
   #client?: Client;
+  /** The transport of `#client` when it is Streamable HTTP (see {@link request}). */
+  #http?: HttpClientTransport;
   #starting?: Client;
   #attempt = 0;
   #reconnect?: ReturnType<typeof setTimeout>;
@@ -135,8 +137,10 @@ export class Upstream {
     this.#listen(client);
     // Owned while it starts too: close() stops a process whose initialize has not answered yet.
     this.#starting = client;
+    let transport: Transport | undefined;
     try {
-      await client.connect(this.#transport(), { timeout: 30_000 });
+      transport = this.#transport();
+      await client.connect(transport, { timeout: 30_000 });
     } catch (error) {
       this.status = 'disconnected';
       this.error = error instanceof Error ? error.message : String(error);
@@ -157,6 +161,7 @@ export class Upstream {
       return;
     }
     this.#client = client;
+    this.#http = transport instanceof HttpClientTransport ? transport : undefined;
     this.capabilities = client.getServerCapabilities() ?? {};
     const instructions = client.getInstructions();
     if (instructions) this.instructions = instructions;
@@ -167,6 +172,7 @@ export class Upstream {
       // A connection that cannot list is no connection: stop its process before the next attempt
       // starts another one.
       this.#client = undefined;
+      this.#http = undefined;
       if (this.status === 'connecting') this.status = 'disconnected';
       this.error = error instanceof Error ? error.message : String(error);
       await client.close().catch(() => {});
@@ -175,6 +181,7 @@ export class Upstream {
     if (this.status !== 'connecting') {
       // Closed while listing.
       this.#client = undefined;
+      this.#http = undefined;
       await client.close().catch(() => {});
       return;
     }
@@ -276,7 +283,9 @@ export class Upstream {
   /**
    * Sends one request to the upstream and resolves with its result exactly as sent (every
    * field kept). `signal` cancels it upstream (`notifications/cancelled`); `onprogress`
-   * receives the upstream's progress notifications, which also reset the time-out.
+   * receives the upstream's progress notifications, which also reset the time-out. A request
+   * without progress to a Streamable HTTP upstream goes straight through its transport
+   * (`HttpClientTransport.call`), with the same results and errors.
    *
    * @throws McpError the upstream's error response, or a time-out or connection error.
    */
@@ -290,6 +299,11 @@ export class Upstream {
     if (!client || (this.status !== 'connected' && this.status !== 'connecting')) {
       return Promise.reject(new UpstreamUnavailableError(this));
     }
+    if (this.#http && !options.onprogress && schema === looseResult)
+      return this.#http.call(method, params, {
+        timeoutMs: this.timeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     return client.request({ method, params } as never, schema as never, {
       timeout: this.timeoutMs,
       resetTimeoutOnProgress: true,
@@ -307,6 +321,7 @@ export class Upstream {
   #closed(client: Client): void {
     if (this.#client !== client) return;
     this.#client = undefined;
+    this.#http = undefined;
     if (this.status === 'closed') return;
     this.status = 'disconnected';
     this.#logger.warn({ upstream: this.name }, 'upstream connection closed; reconnecting');
@@ -344,6 +359,7 @@ export class Upstream {
     this.#reconnect = undefined;
     const clients = [this.#client, this.#starting];
     this.#client = undefined;
+    this.#http = undefined;
     this.#starting = undefined;
     await Promise.all(clients.map((client) => client?.close().catch(() => {})));
   }

@@ -1,5 +1,6 @@
-// A test upstream MCP server built with the SDK's McpServer, served over stdio, for the gateway's
-// record-fidelity tests and the generated harness. Tools:
+// A test upstream MCP server built with the SDK's McpServer, served over stdio (or, with
+// CALLGATE_TEST_HTTP=1, over Streamable HTTP on 127.0.0.1, its port printed as `PORT <n>`, until
+// stdin ends), for the gateway's record-fidelity tests and the generated harness. Tools:
 // - `bump`: appends its arguments to the counter file named by CALLGATE_TEST_COUNTER (a side
 //   effect to count), then acts as its `act` argument says: `ok` returns the arguments, `throw`
 //   throws, `nan` answers with a bare NaN, `surrogate` returns a lone surrogate;
@@ -47,9 +48,42 @@ server.registerTool(
 );
 
 // The wire as sent: the marker string becomes a bare NaN token, which is not JSON.
-const stdout = new Writable({
-  write(chunk, _encoding, done) {
-    process.stdout.write(chunk.toString('utf8').replaceAll('"__BARE_NAN__"', 'NaN'), done);
-  },
-});
-await server.connect(new StdioServerTransport(process.stdin, stdout));
+const bareNan = (text) => text.replaceAll('"__BARE_NAN__"', 'NaN');
+
+if (process.env.CALLGATE_TEST_HTTP === '1') {
+  const { randomUUID } = await import('node:crypto');
+  const { serve } = await import('@hono/node-server');
+  const { WebStandardStreamableHTTPServerTransport } = await import(
+    '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+  );
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
+  await server.connect(transport);
+  const http = serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: async (request) => {
+      const response = await transport.handleRequest(request);
+      if (!response.body) return response;
+      const decoder = new TextDecoder();
+      const encoder = new TextEncoder();
+      const body = response.body.pipeThrough(
+        new TransformStream({
+          transform(chunk, controller) {
+            controller.enqueue(encoder.encode(bareNan(decoder.decode(chunk, { stream: true }))));
+          },
+        }),
+      );
+      return new Response(body, { status: response.status, headers: response.headers });
+    },
+  });
+  http.once('listening', () => process.stdout.write(`PORT ${http.address().port}\n`));
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.resume();
+} else {
+  const stdout = new Writable({
+    write(chunk, _encoding, done) {
+      process.stdout.write(bareNan(chunk.toString('utf8')), done);
+    },
+  });
+  await server.connect(new StdioServerTransport(process.stdin, stdout));
+}
