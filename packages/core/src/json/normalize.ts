@@ -38,6 +38,42 @@ export interface Recordable {
 
 const MAX_DEPTH = 200;
 
+const REASONS: ReadonlySet<string> = new Set<NormalizeReason>([
+  'lone-surrogate',
+  'non-finite-number',
+  'unsafe-integer',
+  'not-json',
+  'over-size',
+]);
+
+const MARKER_KEYS = ['$callgate', 'bytes', 'reasons', 'rule', 'sha256'].join();
+
+/**
+ * True when `value` is exactly a `callgate-normalize/1` marker: the five fields and no other, a
+ * non-empty list of known reasons sorted without repeats, `bytes` a safe non-negative integer,
+ * `sha256` as `sha256:<64 lowercase hex>`.
+ */
+export function isNormalizedMarker(value: unknown): value is NormalizedMarker {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  if (!isPlainObject(value) || Object.keys(value).sort().join() !== MARKER_KEYS) return false;
+  const marker = value as Record<string, unknown>;
+  const reasons = marker.reasons;
+  return (
+    marker.$callgate === 'normalized' &&
+    marker.rule === NORMALIZE_RULE &&
+    Array.isArray(reasons) &&
+    reasons.length > 0 &&
+    reasons.every(
+      (reason, index) =>
+        typeof reason === 'string' && REASONS.has(reason) && (index === 0 || reasons[index - 1] < reason),
+    ) &&
+    Number.isSafeInteger(marker.bytes) &&
+    (marker.bytes as number) >= 0 &&
+    typeof marker.sha256 === 'string' &&
+    /^sha256:[0-9a-f]{64}$/.test(marker.sha256)
+  );
+}
+
 function isPlainObject(value: object): boolean {
   const prototype = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
@@ -126,9 +162,14 @@ function rawText(value: unknown, reasons: Set<NormalizeReason>, seen: Set<object
  * exchange parameters): a value that is canonical JSON within `maxBytes` is returned as it is;
  * anything else — a lone surrogate, NaN or Infinity, an integer beyond ±(2^53−1), a value that is
  * not plain JSON, JSON text over `maxBytes` — is replaced by a {@link NormalizedMarker} carrying
- * the byte length and SHA-256 of its raw JSON text (UTF-8). Never throws.
+ * the byte length and SHA-256 of its raw JSON text (UTF-8). A value that is itself such a marker
+ * (see {@link isNormalizedMarker}: made before the value got here) is committed as it is, with
+ * the reasons it names. Never throws.
  */
 export function recordable(value: unknown, maxBytes: number = MAX_RECORDED_BYTES): Recordable {
+  // A marker made before the value reached the engine (a client that cannot send the value, see
+  // `@callgate/client`): committed as it is, and the record says why, as for one made here.
+  if (isNormalizedMarker(value)) return { value, reasons: [...value.reasons] };
   const reasons = new Set<NormalizeReason>();
   let text: string;
   try {
