@@ -51,8 +51,11 @@ _SAFE_INTEGER = 2**53 - 1
 _MAX_DEPTH = 200
 #: Where ``json.dumps`` may have written a float the server keeps as spelled: an integer-valued
 #: float beyond ±(2^53−1) has an exponent (``1e+16``) or 16+ digits and ``.0``. A match inside a
-#: string only costs the exact writer.
-_KEPT_FLOAT_TEXT = re.compile(r"\de\+|\d{16}\.0")
+#: string only costs the exact writer. Each pattern starts at its literal and looks behind for the
+#: digits, so a scan costs about what the text's length does (a pattern starting with ``\d{16}``
+#: cost twice the ``json.dumps`` it follows).
+_EXPONENT_TEXT = re.compile(r"e\+(?<=\de\+)")
+_LONG_WHOLE_TEXT = re.compile(r"\.0(?<=\d{16}\.0)")
 
 
 def encode(body: Any) -> bytes:
@@ -65,7 +68,8 @@ def encode(body: Any) -> bytes:
         text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except ValueError:  # NaN or Infinity somewhere in the body
         return encode(_without_non_finite(body))
-    if _KEPT_FLOAT_TEXT.search(text):  # rare: write the floats as JavaScript does
+    if _LONG_WHOLE_TEXT.search(text) or ("e+" in text and _EXPONENT_TEXT.search(text)):
+        # Rare: write the floats as JavaScript does.
         text = ecmascript_dumps(body)
     try:
         return text.encode("utf-8")
