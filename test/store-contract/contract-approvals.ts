@@ -14,6 +14,25 @@ export function approvalsContract(store: CurrentStore): void {
     expect(await store().getApproval('approval-missing')).toBeUndefined();
   });
 
+  it('keeps the values a framework injects into the call, and keeps them through its answer', async () => {
+    const injected = { user_id: 'u-42', limits: { daily: 100, currency: 'EUR' }, tags: ['a', 'ü'] };
+    const approval = makeApproval({ injected });
+    const plain = makeApproval();
+    await store().createApproval(approval);
+    await store().createApproval(plain);
+    expect(await store().getApproval(approval.id)).toStrictEqual(approval);
+    expect((await store().getApproval(plain.id))?.injected).toBeUndefined();
+    expect(
+      (await store().listApprovals({ run_id: approval.run_id })).find((item) => item.id === approval.id)
+        ?.injected,
+    ).toStrictEqual(injected);
+    const resolved = await store().resolveApproval(approval.id, {
+      status: 'approved',
+      resolved_at: approval.created_at + 1,
+    });
+    expect(resolved?.injected).toStrictEqual(injected);
+  });
+
   it('refuses a second approval with the same id and keeps the first', async () => {
     const approval = makeApproval();
     await store().createApproval(approval);

@@ -12,6 +12,7 @@ import {
   type ToolSpec,
 } from '@callgate/protocol';
 import { context, propagation } from '@opentelemetry/api';
+import { decodeAnswer, encodeBody } from './json.js';
 import type {
   ApiKeyInfo,
   ApprovalState,
@@ -57,6 +58,13 @@ interface RequestOptions {
  * A typed client of the callgate HTTP API (`/v1`). Every method resolves with the server's
  * answer and throws a {@link CallgateError} whose `kind` is the server's (`details.status`
  * holds the HTTP status). A server that cannot be reached is `gate-unavailable`.
+ *
+ * Bodies are written and answers read losslessly (see `encodeBody` and `decodeAnswer` in
+ * json.ts): a `bigint` goes out with every digit and an answer's integer beyond ±(2^53−1) comes
+ * back as a `bigint`; a value with no JSON form (NaN, Infinity, a lone surrogate, a cycle) is
+ * refused before sending as `request-invalid` naming its path, except in a message's content or
+ * a tool result, where the `callgate-normalize/1` marker the server would commit is sent instead.
+ * An answer that is not valid JSON (or holds a duplicate key) is `internal`.
  */
 export class CallgateClient {
   readonly url: string;
@@ -82,13 +90,15 @@ export class CallgateClient {
     // The caller's trace context (W3C traceparent), when the application runs an OpenTelemetry
     // SDK: callgate's spans then sit inside the caller's trace. A no-op without one.
     propagation.inject(context.active(), headers);
+    // Refused here, naming the path, when the body has no JSON form: nothing is sent.
+    const body = options.body === undefined ? undefined : encodeBody(options.body);
     const timeout = AbortSignal.timeout(this.#timeoutMs + (options.extraTimeMs ?? 0));
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     const send = () =>
       this.#fetch(url, {
         method,
         headers,
-        ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+        ...(body !== undefined ? { body } : {}),
         signal,
       });
     let response: Response;
@@ -112,13 +122,14 @@ export class CallgateClient {
       );
     }
     const text = await response.text();
+    // An answer is read losslessly (big integers keep their digits, a duplicate key is refused).
+    if (response.ok) return decodeAnswer(text) as T;
     let value: unknown;
     try {
-      value = text === '' ? undefined : JSON.parse(text);
+      value = decodeAnswer(text);
     } catch {
-      value = undefined;
+      value = undefined; // not callgate's error body (e.g. a proxy's page): judged by status
     }
-    if (response.ok) return value as T;
     const parsed = errorBodySchema.safeParse(value);
     if (parsed.success) {
       const { kind, message, ...details } = parsed.data.error;

@@ -13,6 +13,7 @@ import {
   type Tool,
 } from '@openai/agents';
 import { isModel, readableArgumentsModel } from './empty-arguments.js';
+import { type GovernedToolOptions, type InjectedValues, runContextOf } from './injected-values.js';
 import { checkMcpServers } from './mcp-servers.js';
 import { noteRefusal, refusalsFilter } from './model-input.js';
 import { currentRunId } from './nested-runs.js';
@@ -68,10 +69,12 @@ export class AgentsGate {
   readonly #specs = new Map<string, ToolSpec>();
   /** What the model wrote for calls whose arguments the SDK cannot parse, by call id. */
   readonly #unparsed = new Map<string, string>();
+  /** What each governed tool built by {@link tool} takes from the run context, by tool name. */
+  readonly #injected = new Map<string, InjectedValues>();
   readonly #host: GateHost = {
     session: (context) => this.#session(context),
-    callFor: (session, stored, key, name, rawArguments) =>
-      this.#callFor(session, stored, key, name, rawArguments),
+    callFor: (session, stored, key, name, rawArguments, runContext) =>
+      this.#callFor(session, stored, key, name, rawArguments, runContext),
     refuse: (session, stored, call, refusal) => this.#refuse(session, stored, call, refusal),
     unparsed: this.#unparsed,
     startChildRun: async (stored, callId) => {
@@ -161,21 +164,36 @@ export class AgentsGate {
     return this.#governInvoke(asTool, { agentTool: true });
   }
 
-  /** Like the SDK's `tool()`, governed; a thrown error is recorded as the call's `error` outcome. */
-  tool(options: ToolOptions): AnyFunctionTool {
-    const name = (options.name ?? (options.execute as { name?: string }).name ?? '') as string;
-    const execute = options.execute as (
+  /**
+   * Like the SDK's `tool()`, governed; a thrown error is recorded as the call's `error` outcome.
+   * `injected` declares what the tool takes from the run context (see {@link GovernedToolOptions}).
+   */
+  tool(options: GovernedToolOptions): AnyFunctionTool {
+    const { injected, ...sdkOptions } = options;
+    const name = (sdkOptions.name ?? (sdkOptions.execute as { name?: string }).name ?? '') as string;
+    const execute = sdkOptions.execute as (
       input: unknown,
       context?: RunContext,
       details?: ToolCallDetails,
     ) => unknown;
     const built = sdkTool({
-      ...options,
+      ...sdkOptions,
       execute: async (input: unknown, runContext?: RunContext, details?: ToolCallDetails) => {
         const key = details?.toolCall?.callId ?? '';
-        return this.#run(runContext?.context, key, name, input, (args) => execute(args, runContext, details));
+        return this.#run(
+          runContext?.context,
+          key,
+          name,
+          input,
+          (args) => execute(args, runContext, details),
+          {
+            ...(runContext ? { runContext } : {}),
+          },
+        );
       },
     } as ToolOptions) as AnyFunctionTool;
+    if (injected) this.#injected.set(built.name, injected);
+    else this.#injected.delete(built.name);
     return this.#hooks(built);
   }
 
@@ -237,7 +255,14 @@ export class AgentsGate {
         if (!governed) return;
         // A call of an inner agent belongs to its agent tool's child run.
         const session = this.#session(context, stored.approvalRuns?.[raw.callId]);
-        const call = await this.#callFor(session, stored, raw.callId, raw.name, raw.arguments);
+        const call = await this.#callFor(
+          session,
+          stored,
+          raw.callId,
+          raw.name,
+          raw.arguments,
+          runContextOf(from),
+        );
         const refusal = await session.settle(call, options.waitMs ?? session.approvalWaitMs, options.signal);
         if (refusal) {
           await this.#refuse(session, stored, call, refusal);
@@ -313,16 +338,32 @@ export class AgentsGate {
     key: string,
     name: string,
     rawArguments: unknown,
+    runContext?: RunContext,
   ): Promise<GovernedCall> {
     const open = session.open(key);
     if (open) return open;
     const approvalId = stored.approvals[key];
+    // Its injected values come with the approval: what the reviewer saw is what runs.
     if (approvalId) return session.adopt(key, name, approvalId);
     const spec = this.#specs.get(name) ?? toolSpecOf({ name }, this.#options.toolSpecs?.[name]);
-    const [call] = await session.decide([{ id: key || null, tool: name, arguments: rawArguments }], {
-      keys: [key],
-      specs: [spec],
-    });
+    const injector = this.#injected.get(name);
+    if (injector && !runContext)
+      throw new CallgateError(
+        'internal',
+        `tool ${name} takes values from the run context, and call ${key || '(no id)'} came without one`,
+      );
+    const injected = injector && runContext ? await injector(runContext) : undefined;
+    const [call] = await session.decide(
+      [
+        {
+          id: key || null,
+          tool: name,
+          arguments: rawArguments,
+          ...(injected && Object.keys(injected).length > 0 ? { injected } : {}),
+        },
+      ],
+      { keys: [key], specs: [spec] },
+    );
     return call as GovernedCall;
   }
 
@@ -348,7 +389,7 @@ export class AgentsGate {
     name: string,
     input: unknown,
     execute: (args: Record<string, unknown>) => unknown,
-    options: { agentTool?: boolean } = {},
+    options: { agentTool?: boolean; runContext?: RunContext } = {},
   ): Promise<unknown> {
     return runGoverned(this.#host, context, key, name, input, execute, options);
   }

@@ -36,6 +36,7 @@ export interface GateHost {
     key: string,
     name: string,
     rawArguments: unknown,
+    runContext?: RunContext,
   ): Promise<GovernedCall>;
   /** Records a refusal and notes what the model reads of it. */
   refuse(
@@ -93,7 +94,7 @@ export function withCallgateHooks<T extends AnyFunctionTool>(tool: T, host: Gate
         host.unparsed.delete(toolCall.callId);
         text = kept;
       }
-      const call = await host.callFor(session, stored, toolCall.callId, tool.name, text);
+      const call = await host.callFor(session, stored, toolCall.callId, tool.name, text, context);
       // Before the SDK asked for approval (pre-approval guardrails): let the interruption happen.
       if (
         call.status === 'pending' &&
@@ -125,7 +126,7 @@ export function withCallgateHooks<T extends AnyFunctionTool>(tool: T, host: Gate
       }
       const key = callId ?? '';
       if (suspendedCall(stored, key)) return false;
-      const call = await host.callFor(session, stored, key, tool.name, input);
+      const call = await host.callFor(session, stored, key, tool.name, input, runContext);
       if (call.status === 'pending' && call.approvalId) {
         stored.approvals[key] = call.approvalId;
         if (session.runId !== stored.run_id) {
@@ -151,7 +152,7 @@ export async function runGoverned(
   name: string,
   input: unknown,
   execute: (args: Record<string, unknown>) => unknown,
-  options: { agentTool?: boolean } = {},
+  options: { agentTool?: boolean; runContext?: RunContext } = {},
 ): Promise<unknown> {
   let session: GovernedCalls;
   let stored: CallgateRunContext;
@@ -170,7 +171,7 @@ export async function runGoverned(
     started = { call: suspended, startedAt: performance.now() };
     args = input && typeof input === 'object' ? (input as Record<string, unknown>) : {};
   } else {
-    const call = await host.callFor(session, stored, key, name, input);
+    const call = await host.callFor(session, stored, key, name, input, options.runContext);
     const begun = await session.start(call);
     delete stored.approvals[key];
     if ('error' in begun) {
@@ -178,7 +179,9 @@ export async function runGoverned(
       return refusalText(begun.error);
     }
     started = begun;
-    args = runArguments(call, input) ?? call.arguments ?? {};
+    // The values the tool declared it takes from the run context, as decided (or as approved):
+    // set over the model's arguments, as the gate digested them (`effective-arguments`).
+    args = { ...(runArguments(call, input) ?? call.arguments ?? {}), ...call.injected };
   }
   // An agent used as a tool runs its calls in a child run whose run-start names this call.
   let childRunId: string | undefined;

@@ -10,7 +10,7 @@ export const RUN_COLUMNS =
 export const CALL_COLUMNS =
   'run_id, call_id, attempt, minted, tool, arguments_digest, decision, rules, approval_id, idempotency_key, outcome, decided_at, ended_at';
 export const APPROVAL_COLUMNS =
-  'id, run_id, call_id, tool, arguments, arguments_digest, rules, reason, status, created_at, expires_at, resolved_at, reviewer, response_reason, edited';
+  'id, run_id, call_id, tool, arguments, arguments_digest, rules, reason, status, created_at, expires_at, resolved_at, reviewer, response_reason, edited, injected';
 export const GRANT_COLUMNS =
   'token_hash, v, run_id, call_id, tool, arguments_digest, expires_at, consumed_at';
 export const API_KEY_COLUMNS = 'key_hash, name, role, created_at, revoked_at';
@@ -107,6 +107,7 @@ export function approvalValues(approval: Approval): unknown[] {
     approval.reviewer ?? null,
     approval.response_reason ?? null,
     approval.edited ?? null,
+    approval.injected === undefined ? null : canonicalJson(approval.injected),
   ];
 }
 
@@ -128,6 +129,8 @@ export function rowToApproval(row: Row): Approval {
   if (row.reviewer !== null) approval.reviewer = text(row.reviewer);
   if (row.response_reason !== null) approval.response_reason = text(row.response_reason);
   if (row.edited !== null) approval.edited = row.edited === true;
+  if (row.injected !== null && row.injected !== undefined)
+    approval.injected = JSON.parse(text(row.injected)) as Record<string, unknown>;
   return approval;
 }
 

@@ -175,6 +175,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX ui_sessions_by_use ON ui_sessions (last_seen_at);
     `,
   },
+  {
+    version: 3,
+    description: 'the values a framework injects into an asked call (Approval.injected)',
+    sql: `
+      -- RFC 8785 JSON of Approval.injected; NULL when the framework injects nothing.
+      ALTER TABLE approvals ADD COLUMN injected TEXT;
+    `,
+  },
 ];
 
 /** The schema version this code writes: the last migration's. */

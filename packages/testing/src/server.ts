@@ -55,8 +55,13 @@ rules:
     reason: invoices over 1000 need a person
 `;
 
-/** An engine on a MemoryStore with a fresh log key; `publicKey` is its verifier key. */
-export async function memoryEngine(options: { policy?: string; clock?: () => number } = {}): Promise<{
+/**
+ * An engine on a MemoryStore with a fresh log key; `publicKey` is its verifier key. `vault` keeps
+ * the committed values as openings (an export with `openings` then carries them).
+ */
+export async function memoryEngine(
+  options: { policy?: string; clock?: () => number; vault?: boolean } = {},
+): Promise<{
   engine: Engine;
   publicKey: string;
 }> {
@@ -66,6 +71,7 @@ export async function memoryEngine(options: { policy?: string; clock?: () => num
       policy: loadPolicy(options.policy ?? POLICY, { source: 'test-policy.yaml' }),
       tools: TOOLS,
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.vault ? { vault: true } : {}),
     },
     options.clock,
   );
@@ -73,8 +79,11 @@ export async function memoryEngine(options: { policy?: string; clock?: () => num
 }
 
 /** An app with one key per role (named agent-1, agent-2, reviewer-1, admin-1). */
-export async function testApp(options: Partial<AppOptions> & { policy?: string } = {}) {
-  const { engine, publicKey } = await memoryEngine(options.policy ? { policy: options.policy } : {});
+export async function testApp(options: Partial<AppOptions> & { policy?: string; vault?: boolean } = {}) {
+  const { engine, publicKey } = await memoryEngine({
+    ...(options.policy ? { policy: options.policy } : {}),
+    ...(options.vault ? { vault: true } : {}),
+  });
   const app: Hono = createApp({ engine, publicKey, ...options });
   const keys = {
     agent: (await createApiKey(engine.store, { role: 'agent', name: 'agent-1' })).key,

@@ -40,7 +40,7 @@ from haystack.components.agents import Agent
 from haystack.dataclasses import ChatMessage, ChatRole, ToolCall
 from haystack.tools import Tool
 from haystack.utils import Secret
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from support import check_history, user
 
@@ -51,6 +51,11 @@ from haystack_integrations.common.callgate.testing import CallgateServer
 from haystack_integrations.hooks.callgate import CallgateHook
 
 RUNS = int(os.environ.get("CALLGATE_FUZZ_RUNS", "300"))
+#: CALLGATE_FUZZ_SEED draws another sequence of runs (as the TypeScript harnesses' seed does), so a
+#: long pass can be split into shards that run side by side; unset, the quick pass is reproducible.
+SEED = os.environ.get("CALLGATE_FUZZ_SEED")
+#: A fuzz pass (CALLGATE_FUZZ_RUNS set) prints its count every CALLGATE_FUZZ_PROGRESS runs.
+PROGRESS = int(os.environ.get("CALLGATE_FUZZ_PROGRESS", "250")) if "CALLGATE_FUZZ_RUNS" in os.environ else 0
 
 
 class World:
@@ -303,6 +308,9 @@ def run_through_haystack(world: World, run: dict[str, Any], drawn: list[Any] | N
     world.tally["ran"] += len(executed)
     assert verdict["ok"], verdict["violation"]
     _check_normalised(world, steps, bundle, returned)
+    if PROGRESS and world.tally["runs"] % PROGRESS == 0:
+        # A long pass cut short still reports how far it got (as the TypeScript harnesses do).
+        print(f"haystack{'' if SEED is None else f' (seed {SEED})'}: {world.tally['runs']} runs", flush=True)
 
 
 def _as_javascript(value: Any) -> Any:
@@ -405,7 +413,7 @@ def test_generated_runs_hold_the_invariants_of_the_record(world: World) -> None:
     @settings(
         max_examples=RUNS,
         deadline=None,
-        derandomize=True,
+        derandomize=SEED is None,
         database=None,
         suppress_health_check=list(HealthCheck),
         # Shrinking replays whole runs against the server: CALLGATE_FUZZ_SHRINK=0 reports the first failure as is.
@@ -417,13 +425,16 @@ def test_generated_runs_hold_the_invariants_of_the_record(world: World) -> None:
     def generated(run: dict[str, Any], drawn: list[Any]) -> None:
         run_through_haystack(world, run, drawn)
 
+    if SEED is not None:
+        generated = seed(int(SEED))(generated)
+
     generated()
     rewrites = "; ".join(f"{count} × {reason}" for reason, count in world.rewrites.items()) or "none"
     print(
-        f"haystack: {world.tally['runs']} runs, {world.tally['calls']} calls ({world.tally['ran']} ran), "
+        f"haystack{'' if SEED is None else f' (seed {SEED})'}: {world.tally['runs']} runs, "
+        f"{world.tally['calls']} calls ({world.tally['ran']} ran), "
         f"{world.tally['checked']} drawn results checked against core ({world.tally['normalised']} normalised), "
-        f"{time.monotonic() - started:.0f} s; "
-        f"played as their nearest expressible form: {rewrites}"
+        f"{time.monotonic() - started:.0f} s; played as their nearest expressible form: {rewrites}"
     )
     assert world.tally["runs"] >= RUNS
     assert world.tally["normalised"] > 0, "no drawn result was checked against core's marker"

@@ -255,7 +255,8 @@ const call = (id: IdForm, tool: ToolChoice, args: ArgumentForm, act: ToolAct = '
 
 /**
  * Every counterexample the harness has shrunk, run first by every integration on every pass (as
- * fast-check `examples`), so a class once found stays closed:
+ * fast-check `examples`), so a class once found stays closed; each is also a fixed row of
+ * ../fidelity-scenarios.json, played over the wire against a real server:
  * - one call id twice in one step: the first attempt's outcome was lost (recorded against the
  *   latest attempt only), and LangChain's adapter ran one attempt twice;
  * - a result holding a lone surrogate: the HTTP API refused the whole outcome, so the call ended
@@ -344,18 +345,15 @@ export class Tally {
 }
 
 /**
- * Checks one run from outside; throws an Error naming the first violation:
- * - one result per call in each step, whose call ids are the decisions' ids;
- * - no side effect of a call that was not cleared (allowed, or asked and approved), and at most
- *   one per cleared call attempt, whose call-end says it ran (`ok`/`error`) or may have
- *   (`decided-not-completed`);
+ * Checks the call records of a run (docs/ledger.md, invariants 1 and 2); throws an Error naming
+ * the first violation:
  * - every decided call attempt has exactly one `call-end`; a refused one ends `denied`; a
- *   `grant_consumed` only on a call that ran;
- * - the bundle verifies `--strict` against the pinned key.
+ *   `grant_consumed` only on a call that ran; no call ran without being cleared (allowed, or
+ *   asked and approved).
+ * Returns, by call id, how many cleared executions the records allow: call-ends saying the call
+ * ran (`ok`/`error`) or may have (`decided-not-completed` after being cleared).
  */
-export function checkRun(observed: Observed, tally?: Tally): void {
-  const records = observed.bundle.records as LedgerRecord[];
-  tally?.add(records);
+export function checkCallEnds(records: readonly LedgerRecord[]): Map<string, number> {
   const decisions = records.filter((record) => record.type === 'call-decision');
   const ends = records.filter((record) => record.type === 'call-end');
   const approved = new Set(
@@ -366,11 +364,6 @@ export function checkRun(observed: Observed, tally?: Tally): void {
   const fail = (message: string): never => {
     throw new Error(message);
   };
-  for (let step = 0; step < observed.steps.length; step++) {
-    const sent = observed.steps[step]?.length ?? 0;
-    const got = observed.results[step]?.length ?? 0;
-    if (got !== sent) fail(`step ${step}: ${sent} calls but ${got} results in the next model request`);
-  }
   const cleared = new Map<string, number>();
   for (const decision of decisions) {
     const key = `${decision.call_id}\u0000${decision.attempt}`;
@@ -393,6 +386,28 @@ export function checkRun(observed: Observed, tally?: Tally): void {
       ranEnd || (isCleared && end.type === 'call-end' && end.outcome === 'decided-not-completed');
     if (mayHaveRun) cleared.set(decision.call_id, (cleared.get(decision.call_id) ?? 0) + 1);
   }
+  return cleared;
+}
+
+/**
+ * Checks one run from outside; throws an Error naming the first violation:
+ * - one result per call in each step, whose call ids are the decisions' ids;
+ * - the call records hold (see {@link checkCallEnds});
+ * - no side effect of a call that was not cleared, and at most one per cleared call attempt;
+ * - the bundle verifies `--strict` against the pinned key.
+ */
+export function checkRun(observed: Observed, tally?: Tally): void {
+  const records = observed.bundle.records as LedgerRecord[];
+  tally?.add(records);
+  const fail = (message: string): never => {
+    throw new Error(message);
+  };
+  for (let step = 0; step < observed.steps.length; step++) {
+    const sent = observed.steps[step]?.length ?? 0;
+    const got = observed.results[step]?.length ?? 0;
+    if (got !== sent) fail(`step ${step}: ${sent} calls but ${got} results in the next model request`);
+  }
+  const cleared = checkCallEnds(records);
   for (const [callId, count] of observed.sideEffects) {
     const allowedRuns = cleared.get(callId) ?? 0;
     if (count > allowedRuns)

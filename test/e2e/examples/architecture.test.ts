@@ -22,7 +22,8 @@ const ALLOWED: Record<string, string[]> = {
   '@callgate/core': ['@callgate/protocol'],
   '@callgate/store-sqlite': ['@callgate/protocol', '@callgate/core'],
   '@callgate/store-postgres': ['@callgate/protocol', '@callgate/core'],
-  '@callgate/client': ['@callgate/protocol'],
+  // core's `callgate-normalize/1` rule (`@callgate/core/json`), applied before sending.
+  '@callgate/client': ['@callgate/protocol', '@callgate/core'],
   '@callgate/mcp-gateway': ['@callgate/protocol', '@callgate/core'],
   '@callgate/server': ['@callgate/protocol', '@callgate/core', '@callgate/mcp-gateway'],
   '@callgate/ai-sdk': ['@callgate/protocol', '@callgate/core'],

@@ -18,7 +18,12 @@ describe('callgate approvals and keys against a running server', () => {
     const agent = new CallgateClient({ url: server.url, apiKey: server.keys.bot ?? '' });
     const run = await agent.startRun({ framework: 'cli-test' });
     const { verdicts } = await agent.decide(run.run_id, [
-      { id: 'big', tool: 'send_invoice', arguments: { to: 'acme', amount: 9000 } },
+      {
+        id: 'big',
+        tool: 'send_invoice',
+        arguments: { to: 'acme', amount: 9000 },
+        injected: { account_id: 'acct-7' },
+      },
       { id: 'bigger', tool: 'send_invoice', arguments: { to: 'acme', amount: 19000 } },
     ]);
     const [first, second] = verdicts.map((verdict) => verdict.approval?.id ?? '');
@@ -35,6 +40,14 @@ describe('callgate approvals and keys against a running server', () => {
       status: 'pending',
       arguments: { amount: 9000 },
     });
+
+    const text = await runCallgate(['approvals', 'show', first ?? ''], reviewerEnv);
+    expect(text.stdout).toContain('  arguments  {"amount":9000,"to":"acme"}  (from the model)');
+    expect(text.stdout).toContain(
+      '  injected   {"account_id":"acct-7"}  (added by the framework, not from the model)',
+    );
+    const plain = await runCallgate(['approvals', 'show', second ?? ''], reviewerEnv);
+    expect(plain.stdout).not.toContain('injected');
 
     const byAgent = await runCallgate([
       'approvals',

@@ -17,7 +17,7 @@ const WATCHDOG = join(here, 'watchdog.mjs');
  * The Node.js that runs the CLI: `CALLGATE_NODE` (e.g. `node`, the Node 20 line a test on
  * Node 22 needs for the server's native modules), else this process's own.
  */
-const cliNode = () => process.env.CALLGATE_NODE ?? process.execPath;
+export const cliNode = () => process.env.CALLGATE_NODE ?? process.execPath;
 
 export const TOOLS_YAML = `
 tools:

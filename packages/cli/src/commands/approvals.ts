@@ -28,7 +28,9 @@ function describe(approval: Approval, print: Print): void {
   print(`  run        ${approval.run_id}`);
   print(`  call       ${approval.call_id}`);
   print(`  rule       ${approval.rules.join(', ') || '(default)'} — ${approval.reason}`);
-  print(`  arguments  ${JSON.stringify(approval.arguments ?? {})}`);
+  print(`  arguments  ${JSON.stringify(approval.arguments ?? {})}  (from the model)`);
+  if (approval.injected && Object.keys(approval.injected).length > 0)
+    print(`  injected   ${JSON.stringify(approval.injected)}  (added by the framework, not from the model)`);
   print(`  asked      ${new Date(approval.created_at).toISOString()}`);
   if (approval.status !== 'pending') {
     print(

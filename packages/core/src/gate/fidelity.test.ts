@@ -111,8 +111,10 @@ describe('grants: no outcome contradicts the ledger', () => {
       engine.recordOutcome(runId, { call_id: 'c1', outcome: 'ok', result: 'x', grant_consumed: true }),
     ).rejects.toMatchObject({ kind: 'conflict' });
     const { records } = await recordsOf(engine, runId);
+    // The failed consume, then the outcome claiming the grant it did not get: both are evidence.
     expect(records.filter((record) => record.type === 'refusal')).toEqual([
       expect.objectContaining({ kind: 'grant-invalid', call_id: 'c1', tool: 'read_file' }),
+      expect.objectContaining({ kind: 'outcome-contradicts-grant', call_id: 'c1', tool: 'read_file' }),
     ]);
     const ends = records.filter((record) => record.type === 'call-end');
     expect(ends).toEqual([expect.objectContaining({ outcome: 'denied', error_kind: 'grant-invalid' })]);

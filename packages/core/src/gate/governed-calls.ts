@@ -35,6 +35,12 @@ export interface GovernedCall {
   arguments?: Record<string, unknown>;
   /** True when a reviewer's edit of the arguments was approved (the policy allows edits). */
   edited?: boolean;
+  /**
+   * The values the framework adds to the arguments before the call runs (`ToolCall.injected`), as
+   * sent with the decision or, for a call cleared by an approval, as the approval holds them (what
+   * the reviewer saw): the call runs with exactly these.
+   */
+  injected?: Record<string, unknown>;
   /** Set once the outcome is recorded: nothing more may happen to the call. */
   ended: boolean;
 }
@@ -52,6 +58,13 @@ export interface GovernedCallsOptions {
 export interface StartedCall {
   call: GovernedCall;
   startedAt: number;
+}
+
+/** A call's `injected` values when they are an object with at least one value. */
+function injectedOf(call: ToolCall | undefined): Record<string, unknown> | undefined {
+  const injected = call?.injected;
+  if (injected === null || typeof injected !== 'object' || Array.isArray(injected)) return undefined;
+  return Object.keys(injected).length > 0 ? (injected as Record<string, unknown>) : undefined;
 }
 
 /**
@@ -136,6 +149,9 @@ export class GovernedCalls {
           : {}),
         ...(verdict.grant ? { grant: verdict.grant } : {}),
         ...(verdict.status === 'allowed' ? { arguments: verdict.arguments ?? {} } : {}),
+        ...(verdict.status !== 'refused' && injectedOf(calls[index])
+          ? { injected: injectedOf(calls[index]) }
+          : {}),
         ended: false,
       }),
     );
@@ -235,6 +251,7 @@ export class GovernedCalls {
     call.arguments =
       state.arguments ?? call.verdict?.arguments ?? (approval.arguments as Record<string, unknown>) ?? {};
     if (approval.edited) call.edited = true;
+    if (approval.injected) call.injected = approval.injected;
     return undefined;
   }
 
@@ -322,7 +339,8 @@ export class GovernedCalls {
   }
 
   /**
-   * Runs a call end to end: {@link start}, then `execute` with a copy of the decided arguments,
+   * Runs a call end to end: {@link start}, then `execute` with a copy of the decided arguments
+   * and the call's `injected` values set over them (the effective arguments the gate digested),
    * then {@link complete}. Returns the refusal instead when the call may not run; rethrows what
    * `execute` throws (after recording it).
    */
@@ -335,7 +353,7 @@ export class GovernedCalls {
     if ('error' in started) return { ok: false, error: started.error };
     let result: T;
     try {
-      result = await execute(structuredClone(call.arguments ?? {}));
+      result = await execute(structuredClone({ ...call.arguments, ...call.injected }));
     } catch (error) {
       await this.complete(started, { ok: false, error });
       throw error;

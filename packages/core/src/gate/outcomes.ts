@@ -31,13 +31,17 @@ export interface CallOutcomeReport {
  *
  * A result with no canonical JSON form is committed as a `callgate-normalize/1` marker and the
  * record says so (`result_normalized`). An outcome claiming `grant_consumed` is accepted only when
- * the gate consumed that call's grant (docs/ledger.md, invariant 2); a claim without one is
- * refused and recorded as a `refusal`. A second `denied` for a call already ended `denied` (e.g.
- * by its failed consume) is the same fact and returns `denied`.
+ * the gate consumed that call's grant (docs/ledger.md, invariant 2); a report claiming a grant the
+ * gate did not consume is recorded as a `refusal` (`outcome-contradicts-grant`, invariant 3)
+ * whichever check refuses it: a claim for a call that already ended, was refused or waits on an
+ * approval leaves the same evidence as one for a call whose grant was never consumed. A second
+ * `denied` for a call already ended `denied` (e.g. by its failed consume) is the same fact and
+ * returns `denied`.
  *
  * @throws CallgateError `not-found` when the call was never decided in this run, `conflict` when
- *   its outcome is already recorded, `grant-invalid` when the outcome claims a grant the gate did
- *   not consume for this call.
+ *   its outcome is already recorded, it was refused, or its approval is not approved (for a
+ *   report saying it ran), `grant-invalid` when the outcome claims a grant the gate did not
+ *   consume for this call.
  */
 export async function recordOutcome(
   context: GateContext,
@@ -84,50 +88,65 @@ export async function beginOutcome(
   }
   if (call.outcome === 'denied' && report.outcome === 'denied')
     return { outcome: 'denied', written: Promise.resolve() };
+  const attemptKey = `${call.call_id}\u0000${call.attempt}`;
+  // Whether the gate consumed this attempt's grant: here, or in another process sharing the
+  // store (a replica, or before a restart).
+  const consumedByGate = async () =>
+    state.consumed.has(attemptKey) ||
+    state.inherited.has(attemptKey) ||
+    (await context.store.grantConsumed({
+      run_id: state.run.run_id,
+      call_id: call.call_id,
+      tool: call.tool,
+      arguments_digest: call.arguments_digest ?? '',
+    }));
+  // An outcome claiming a grant the gate did not consume is evidence (invariant 3), whichever
+  // check refuses it: the refusal record is written before the error is thrown. A call already
+  // ended `denied` did not run under its grant, whatever the store says of the grant (a refused
+  // consume spends it too).
+  const refuse = async (error: CallgateError, reason = error.message): Promise<never> => {
+    if (report.grant_consumed && (call.outcome === 'denied' || !(await consumedByGate())))
+      await recordRefusal(context, state, {
+        kind: 'outcome-contradicts-grant',
+        call_id: call.call_id,
+        tool: call.tool,
+        reason,
+      });
+    throw error;
+  };
   if (call.outcome !== undefined) {
-    throw new CallgateError('conflict', `call ${report.call_id} already ended (${call.outcome})`, {
-      call_id: report.call_id,
-    });
+    await refuse(
+      new CallgateError('conflict', `call ${report.call_id} already ended (${call.outcome})`, {
+        call_id: report.call_id,
+      }),
+    );
   }
   const ran = report.outcome !== 'denied' && report.outcome !== 'decided-not-completed';
   if (ran && (call.decision === 'deny' || call.decision === 'refused')) {
-    throw new CallgateError(
-      'conflict',
-      `call ${report.call_id} was refused: it cannot have run; record its outcome as denied`,
-      { call_id: report.call_id },
+    await refuse(
+      new CallgateError(
+        'conflict',
+        `call ${report.call_id} was refused: it cannot have run; record its outcome as denied`,
+        { call_id: report.call_id },
+      ),
     );
   }
   if (ran && call.decision === 'ask') {
     const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
     if (approval?.status !== 'approved') {
-      throw new CallgateError(
-        'conflict',
-        `call ${report.call_id} waits on approval ${call.approval_id} (${approval?.status ?? 'unknown'}): it may run only once approved`,
-        { call_id: report.call_id, ...(call.approval_id ? { approval_id: call.approval_id } : {}) },
+      await refuse(
+        new CallgateError(
+          'conflict',
+          `call ${report.call_id} waits on approval ${call.approval_id} (${approval?.status ?? 'unknown'}): it may run only once approved`,
+          { call_id: report.call_id, ...(call.approval_id ? { approval_id: call.approval_id } : {}) },
+        ),
       );
     }
   }
-  const attemptKey = `${call.call_id}\u0000${call.attempt}`;
-  if (
-    report.grant_consumed &&
-    !state.consumed.has(attemptKey) &&
-    !state.inherited.has(attemptKey) &&
-    // Consumed by another process sharing the store (a replica, or before a restart)?
-    !(await context.store.grantConsumed({
-      run_id: state.run.run_id,
-      call_id: call.call_id,
-      tool: call.tool,
-      arguments_digest: call.arguments_digest ?? '',
-    }))
-  ) {
+  if (report.grant_consumed) {
     const reason = `the outcome of call ${call.call_id} claims its grant was consumed, but the gate consumed none for it`;
-    await recordRefusal(context, state, {
-      kind: 'outcome-contradicts-grant',
-      call_id: call.call_id,
-      tool: call.tool,
-      reason,
-    });
-    throw new CallgateError('grant-invalid', reason, { call_id: call.call_id });
+    if (!(await consumedByGate()))
+      await refuse(new CallgateError('grant-invalid', reason, { call_id: call.call_id }), reason);
   }
   let outcome = report.outcome;
   let digest = call.arguments_digest;

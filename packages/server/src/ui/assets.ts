@@ -45,6 +45,9 @@ th { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: v
 .badge.solid.denied { background: var(--bad); color: #fff; border-color: var(--bad); }
 .badge.solid.expired, .badge.solid.withdrawn { border-style: dashed; }
 .who .principal { color: var(--accent); }
+p.source { margin: .6rem 0 0; }
+.badge.injected { color: var(--accent); }
+.injected pre { border-left: 3px solid var(--accent); }
 code.label { background: var(--bg); border: 1px solid var(--line); border-radius: 4px; padding: 0 .3rem; font-size: 12px; }
 .filters nav { gap: .5rem; margin-bottom: .4rem; }
 a.filter { padding: .15rem .7rem; border: 1px solid var(--line); border-radius: 999px; text-decoration: none; color: var(--fg); text-transform: capitalize; }

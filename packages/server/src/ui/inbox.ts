@@ -15,6 +15,20 @@ function argumentsText(value: unknown): string {
   }
 }
 
+/**
+ * The values the framework adds to the call before it runs (`Approval.injected`): what runs beyond
+ * what the model asked, shown apart from the model's arguments and named as such. Nothing when
+ * the framework injects nothing.
+ */
+function injectedBlock(injected: Record<string, unknown> | undefined): Markup | string {
+  if (injected === undefined || Object.keys(injected).length === 0) return '';
+  return html`<div class="injected">
+      <p class="meta source"><span class="badge injected">injected</span> added by the framework, not from the
+        model: the call runs with these too (<span class="names">${Object.keys(injected).sort().join(', ')}</span>)</p>
+      <pre class="injected-values">${argumentsText(injected)}</pre>
+    </div>`;
+}
+
 /** Who asked: the key's name (the run's principal), the framework and the run's labels. */
 export function askedBy(run: RunRow | undefined): Markup {
   if (!run) return html`<span class="who meta">unknown run</span>`;
@@ -40,7 +54,9 @@ function approvalCard(approval: Approval, run: RunRow | undefined, session: Sess
       <code>${approval.call_id}</code> · asked ${timeText(approval.created_at)}, expires ${timeText(approval.expires_at)}
     </div>
     <p><span class="meta">rule</span> <code class="rule">${approval.rules.join(', ') || '(default)'}</code> — <span class="reason">${approval.reason}</span></p>
+    <p class="meta source">arguments from the model</p>
     <pre class="arguments">${argumentsText(approval.arguments)}</pre>
+    ${injectedBlock(approval.injected)}
     <form class="answer" method="post" action="/ui/approvals/${encodeURIComponent(approval.id)}/answer">
       ${csrfField(session)}
       <input type="text" name="reason" maxlength="2000" placeholder="reason (recorded in the ledger)" aria-label="reason" />

@@ -182,4 +182,44 @@ describe('every page of the web UI in chromium', () => {
     await shot(page, '12-not-found-signed-in.png');
     await page.close();
   }, 90_000);
+
+  it('shows the values the framework injects apart from the model’s arguments, marked as injected', async () => {
+    const agent = new CallgateClient({ url, apiKey: keys.agent });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${url}/ui/sign-in`);
+    await page.fill('input[name=key]', keys.reviewer);
+    await page.click('button[type=submit]');
+    await page.waitForURL('**/ui/approvals');
+
+    const run = await agent.startRun({ framework: 'haystack' });
+    const { verdicts } = await agent.decide(run.run_id, [
+      {
+        id: 'pay-injected',
+        tool: 'send_invoice',
+        arguments: { to: 'ACME GmbH', amount: 7300 },
+        injected: { account_id: 'acct-7', approver_chain: ['cfo'] },
+      },
+      { id: 'pay-plain', tool: 'send_invoice', arguments: { to: 'Initech', amount: 5100 } },
+    ]);
+    const [withInjected, plain] = verdicts.map((verdict) => verdict.approval?.id ?? '');
+    const card = page.locator(`article[data-approval-id="${withInjected}"]`);
+    await card.waitFor();
+    await expect(card.locator('pre.arguments').textContent()).resolves.toBe(
+      JSON.stringify({ to: 'ACME GmbH', amount: 7300 }, null, 2),
+    );
+    await expect(shown(card.locator('.injected .source'))).resolves.toMatch(
+      /^injected added by the framework, not from the model: the call runs with these too \(account_id, approver_chain\)$/,
+    );
+    await expect(card.locator('pre.injected-values').textContent()).resolves.toBe(
+      JSON.stringify({ account_id: 'acct-7', approver_chain: ['cfo'] }, null, 2),
+    );
+    // The model's arguments hold none of the injected values.
+    await expect(card.locator('pre.arguments').textContent()).resolves.not.toContain('acct-7');
+    const plainCard = page.locator(`article[data-approval-id="${plain}"]`);
+    await plainCard.waitFor();
+    expect(await plainCard.locator('.injected').count()).toBe(0);
+    await shot(page, '13-inbox-injected.png');
+    await page.close();
+  }, 60_000);
 });

@@ -1,0 +1,6 @@
+// @callgate/core/json: the `callgate-normalize/1` rule (docs/ledger.md, "Normalisation") for
+// clients that must apply it before sending a value. Anything exported here is public and pinned
+// by json.test.ts; add names deliberately.
+
+export type { NormalizedMarker, NormalizeReason, Recordable } from '../json/normalize.js';
+export { isNormalizedMarker, MAX_RECORDED_BYTES, NORMALIZE_RULE, recordable } from '../json/normalize.js';
