@@ -101,11 +101,22 @@ json_values = st.recursive(
 )
 
 
+def _same_json(read: Any, sent: Any) -> bool:
+    """Equal as JSON values: a float written as JavaScript writes it (1e16 as 10000000000000000) reads back an int."""
+    if isinstance(sent, float) and isinstance(read, int) and not isinstance(read, bool):
+        return float(read) == sent
+    if isinstance(sent, dict) and isinstance(read, dict):
+        return sent.keys() == read.keys() and all(_same_json(read[key], sent[key]) for key in sent)
+    if isinstance(sent, list) and isinstance(read, list):
+        return len(sent) == len(read) and all(_same_json(a, b) for a, b in zip(read, sent, strict=True))
+    return type(read) is type(sent) and read == sent
+
+
 @given(json_values)
 def test_bodies_round_trip_through_the_codec(value: Any) -> None:
     encoded = encode_body(value)
-    assert decode_body(encoded) == value
-    assert json.loads(encoded.decode("utf-8")) == value
+    assert _same_json(decode_body(encoded), value)
+    assert _same_json(json.loads(encoded.decode("utf-8")), value)
 
 
 def test_the_codec_refuses_what_json_cannot_carry() -> None:

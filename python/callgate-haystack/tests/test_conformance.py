@@ -7,6 +7,10 @@ scripted call, its effect, error kind, minted flag and attempt; the approval's a
 one call-end with its outcome and kind; the grant consumed exactly when the tool ran; what the
 model read; which tools ran. One difference, by design: a sub-agent's calls are recorded in a
 child run (``parent_run_id``) of the calling run, so an agent-as-tool row reads both runs.
+
+A row whose reviewer is ``in-app`` runs in Haystack's own human-in-the-loop flow: its
+``ConfirmationHook`` (``CallgateConfirmationHook``) with ``CallgateConfirmationStrategy`` asks
+callgate, and the person answers there with their reviewer key.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from support import Reviewer, ScriptedChatGenerator, check_history, records, use
 
 from haystack_integrations.common.callgate.errors import ERROR_KINDS
 from haystack_integrations.common.callgate.testing import CallgateServer
-from haystack_integrations.hooks.callgate import CallgateHook
+from haystack_integrations.hooks.callgate import CallgateConfirmationHook, CallgateConfirmationStrategy, CallgateHook
 
 TABLE = json.loads((REPOSITORY / "test" / "conformance" / "scenarios.json").read_text(encoding="utf-8"))
 
@@ -178,20 +182,27 @@ def test_scenario(scenario: dict[str, Any], servers: dict[str, tuple[CallgateSer
     executions: list[str] = []
     sub_messages: list[ChatMessage] = []
     generator = ScriptedChatGenerator(script(scenario["turns"]))
+    tools = build_tools(scenario, hook, executions, sub_messages)
+    in_app = scenario.get("reviewer") == "in-app"
+    strategy = CallgateConfirmationStrategy(url=server.url, api_key=Secret.from_token(agent_key), tools=tools)
     agent = Agent(
         chat_generator=generator,
-        tools=build_tools(scenario, hook, executions, sub_messages),
-        hooks=hook.hooks(),
+        tools=tools,
+        # In the app's own flow: Haystack's ConfirmationHook asks callgate, a person answers there.
+        hooks={"before_tool": [CallgateConfirmationHook(confirmation_strategies={"*": strategy})]}
+        if in_app
+        else hook.hooks(),
         streaming_callback=(lambda chunk: None) if scenario.get("streaming") else None,
     )
     context: dict[str, Any] = {"scenario": scenario["id"]}
-    answers = {"approve": "approve", "deny": "deny"}.get(scenario.get("reviewer", ""))
+    answers = {"approve": "approve", "deny": "deny", "in-app": "approve"}.get(scenario.get("reviewer", ""))
     with Reviewer(server.client(reviewer_key), {"send_invoice": answers} if answers else {}, delay=0.0):
         result = agent.run([user(scenario["title"])], hook_context=context)
     hook.close()
+    strategy.close()
 
     admin = server.client(reviewer_key)
-    outer = context["callgate_run_id"]
+    outer = context["callgate_run"].run_id if in_app else context["callgate_run_id"]
     run_ids = [outer, *[run_id for run_id in hook.run_ids if run_id != outer]]
     all_records = [record for run_id in run_ids for record in admin.bundle(run_id)["records"]]
     for run_id in run_ids:
@@ -258,7 +269,9 @@ def test_scenario(scenario: dict[str, Any], servers: dict[str, tuple[CallgateSer
             else (want["modelSaw"] if want["modelSaw"] in ERROR_KINDS else want.get("errorKind"))
         )
         assert (ends[0]["outcome"], ends[0].get("error_kind")) == (want["outcome"], end_kind), where
-        assert ends[0]["grant_consumed"] is want["ran"], where
+        # A call-end claims the grant only for a call recorded as run (ok/error): one whose outcome
+        # never came (decided-not-completed) does not, even if it ran on its grant.
+        assert ends[0]["grant_consumed"] is (want["ran"] and want["outcome"] in ("ok", "error")), where
         tool_results = [
             m for m in messages if m.role == ChatRole.TOOL and m.tool_call_result.origin.id == decision["call_id"]
         ]

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from haystack_integrations.common.callgate import lossless_json
+from haystack_integrations.common.callgate.ecmascript import number_to_string
 
 #: Strings with lone surrogates among them (Python strs can hold them; JSON texts escape them).
 texts = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0xFFFF, exclude_categories=()), max_size=12)
@@ -25,9 +26,16 @@ values = st.recursive(
 )
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _finite_equal(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return a == b or (math.isnan(a) and math.isnan(b))
+    if _number(a) and _number(b) and isinstance(b, float):
+        # One JSON number, the double JavaScript reads: a float goes as JavaScript writes it (1.0 as 1).
+        return float(a) == b
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_finite_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
@@ -96,3 +104,29 @@ def test_answers_a_lossy_reader_would_hide_are_refused(text: bytes, says: str) -
 
 def test_an_answer_reads_big_integers_exactly() -> None:
     assert lossless_json.decode(b'{"n":9007199254740993}') == {"n": 9007199254740993}
+
+
+#: Floats anywhere, integer-valued ones beyond 2^53 among them (1e16, 2^60, 1e21 and up).
+floats_beyond = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(2**80), 2**80).map(float))
+bodies_with_floats = st.recursive(
+    floats_beyond | texts,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(texts, children, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(bodies_with_floats)
+def test_a_float_the_server_keeps_as_spelled_is_written_as_javascript_writes_it(value: Any) -> None:
+    # The server keeps an integer beyond ±(2^53−1) with the digits as sent, and a marker hashes
+    # them: 1e16 must go as 10000000000000000, as core writes that number, not as 1e+16.
+    tokens: list[str] = []
+
+    def keep(token: str) -> float:
+        tokens.append(token)
+        return float(token)
+
+    json.loads(lossless_json.encode({"result": value}), parse_float=keep)
+    for token in tokens:
+        number = float(token)
+        if number.is_integer() and abs(number) > 2**53 - 1:
+            assert token == number_to_string(number)

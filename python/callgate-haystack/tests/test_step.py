@@ -81,8 +81,9 @@ def test_hook_points_are_inferred_from_the_phase_and_the_last_message() -> None:
 
 def test_arguments_json_cannot_carry_travel_as_text() -> None:
     assert encode_arguments({"a": 1, "b": [1.5, "x", None]}) == {"a": 1, "b": [1.5, "x", None]}
-    assert encode_arguments({"amount": 9007199254740993}) == '{"amount": 9007199254740993}'
-    assert encode_arguments({"x": math.nan}) == '{"x": NaN}'
+    # The text as JavaScript writes it (compact, Number::toString), NaN as its token.
+    assert encode_arguments({"amount": 9007199254740993}) == '{"amount":9007199254740993}'
+    assert encode_arguments({"x": math.nan, "y": 1e16, "z": 1e-7}) == '{"x":NaN,"y":10000000000000000,"z":1e-7}'
     assert encode_arguments("{not json") == "{not json"
 
 

@@ -10,9 +10,16 @@
 //   its tool act, the result text the tool returns (JSON text, non-canonical values included);
 // - {"op":"check","run","results","executed","bundle","publicKey"} → {ok:true} or
 //   {ok:false,violation}: `executed` is the arguments (JSON text) of every tool execution; each
-//   is counted as a side effect of the call whose position its arguments name (the n-th decision).
+//   is counted as a side effect of the call whose position its arguments name (the n-th decision);
+// - {"op":"numbers","texts":[...]} → {strings}: `String(Number(text))` of each number text (a
+//   Python float's repr, or NaN, Infinity, -Infinity), ECMAScript's Number::toString;
+// - {"op":"normalize","values":[Tagged...]} → {recorded:[{value,reasons}]}: what core's
+//   `recordable` commits for each value (callgate-normalize/1), the value given as a tagged tree
+//   (see `untag`) so that NaN, big integers and lone surrogates arrive as JavaScript values.
 import { createInterface } from 'node:readline';
 import type { LedgerRecord } from '@callgate/protocol';
+// Not a public export of @callgate/core: the built module itself, as the engine runs it.
+import { recordable } from '../../../packages/core/dist/json/normalize.js';
 import {
   COUNTEREXAMPLES,
   checkRun,
@@ -35,6 +42,43 @@ function looseJson(value: unknown): string {
       .map(([key, entry]) => `${JSON.stringify(key)}:${looseJson(entry)}`)
       .join(',')}}`;
   return JSON.stringify(value);
+}
+
+/**
+ * A value sent as a tagged tree: `["z"]` null, `["b", boolean]`, `["n", text]` a number (a
+ * Python float's repr, `NaN`, `Infinity`), `["i", digits]` an integer (a bigint beyond
+ * ±(2^53−1), as the server's lossless parser keeps it), `["s", string]`, `["a", [items]]`,
+ * `["o", [[key, item], ...]]` (own data properties, `__proto__` included).
+ */
+type Tagged =
+  | ['z']
+  | ['b', boolean]
+  | ['n', string]
+  | ['i', string]
+  | ['s', string]
+  | ['a', Tagged[]]
+  | ['o', [string, Tagged][]];
+
+function untag(tagged: Tagged): unknown {
+  switch (tagged[0]) {
+    case 'z':
+      return null;
+    case 'b':
+    case 's':
+      return tagged[1];
+    case 'n':
+      return Number(tagged[1]);
+    case 'i': {
+      const big = BigInt(tagged[1]);
+      return big >= -BigInt(Number.MAX_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER)
+        ? Number(big)
+        : big;
+    }
+    case 'a':
+      return tagged[1].map(untag);
+    case 'o':
+      return Object.fromEntries(tagged[1].map(([key, item]) => [key, untag(item)]));
+  }
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: requests are read field by field
@@ -93,6 +137,15 @@ function answer(request: any): unknown {
         return { ok: false, violation: (error as Error).message };
       }
     }
+    case 'numbers':
+      return { strings: (request.texts as string[]).map((text) => String(Number(text))) };
+    case 'normalize':
+      return {
+        recorded: (request.values as Tagged[]).map((tagged) => {
+          const { value, reasons } = recordable(untag(tagged));
+          return { value: reasons.length > 0 ? value : null, reasons };
+        }),
+      };
     default:
       return { ok: false, violation: `unknown op ${String(request.op)}` };
   }

@@ -8,12 +8,13 @@ dataclasses here carry the fields this package reads. Every response object also
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from .ecmascript import dumps as ecmascript_dumps
 
 #: Where a local callgate server listens by default (`callgate serve`).
 DEFAULT_SERVER_URL = "http://127.0.0.1:7420"
@@ -71,28 +72,29 @@ def encode_arguments(arguments: Any) -> Any:
 
     Plain JSON values travel as they are. Values JSON cannot carry faithfully (``NaN``,
     infinities, integers beyond ±(2^53−1), non-JSON objects) are sent as the JSON *text* the model
-    would have produced, so the server parses it itself and refuses the call with a message naming
-    the value, instead of the whole request failing or a number silently changing.
+    would have produced (numbers as JavaScript writes them, ``NaN`` as its token), so the server
+    parses it itself and refuses the call with a message naming the value, instead of the whole
+    request failing or a number silently changing.
 
     :param arguments: The call's arguments (normally a ``dict``).
     :returns: The value itself, or its JSON text.
     """
     if not _needs_text_form(arguments):
         return arguments
-    return json.dumps(arguments, ensure_ascii=False, allow_nan=True, default=repr)
+    return ecmascript_dumps(arguments, allow_nan=True, default=repr)
 
 
 def json_safe(value: Any) -> Any:
     """
-    A JSON-able copy of ``value`` for records (tool results, message content): non-finite floats
-    and unknown objects become their text, so recording never fails on an odd value.
+    A JSON-able copy of ``value`` for records (tool results, message content): unknown objects
+    become their ``to_dict()`` or their text, so recording never fails on an odd value. Numbers
+    stay as they are: the body encoder (:mod:`.lossless_json`) sends an integer with every digit
+    and replaces a value holding NaN/Infinity by the ``callgate-normalize/1`` marker core would
+    commit, so the record says it was normalised instead of holding ``"nan"`` as if the tool had
+    returned that text.
     """
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or isinstance(value, (bool, str, int, float)):
         return value
-    if isinstance(value, int):
-        return value if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER else str(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
     if isinstance(value, dict):
         return {str(key): json_safe(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
