@@ -17,9 +17,8 @@
 //   `recordable` commits for each value (callgate-normalize/1), the value given as a tagged tree
 //   (see `untag`) so that NaN, big integers and lone surrogates arrive as JavaScript values.
 import { createInterface } from 'node:readline';
+import { recordable } from '@callgate/core/json';
 import type { LedgerRecord } from '@callgate/protocol';
-// Not a public export of @callgate/core: the built module itself, as the engine runs it.
-import { recordable } from '../../../packages/core/dist/json/normalize.js';
 import {
   COUNTEREXAMPLES,
   checkRun,
