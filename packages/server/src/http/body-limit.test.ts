@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'node:net';
 import { request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { testApp } from '@callgate/testing/server';
 import { serve } from '@hono/node-server';
 import fc from 'fast-check';
