@@ -14,7 +14,9 @@ writes the key runs first (Haystack orders reads after writes) and may change wh
 
 from __future__ import annotations
 
+import contextlib
 import math
+import weakref
 from typing import Any
 
 from haystack.components.agents.state.state import State
@@ -36,15 +38,45 @@ def injected_values(tool: Tool | None, arguments: dict[str, Any], state: State |
     return injected
 
 
-def _state_parameters(tool: Tool) -> list[str]:
+#: The ``State`` parameters of each invocation target (a tool's function, or a ComponentTool's
+#: component), read once: resolving a signature's type hints costs tens of µs, on every call.
+_STATE_PARAMETERS: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+
+def _invocation_target(tool: Tool) -> Any:
+    """What Haystack reads a tool's parameters from (``_get_func_params``), or None."""
+    component = getattr(tool, "_component", None)
+    if component is not None:
+        return component
+    function = getattr(tool, "function", None)
+    return function if function is not None else getattr(tool, "async_function", None)
+
+
+def _state_parameters(tool: Tool) -> tuple[str, ...]:
+    target = _invocation_target(tool)
+    try:
+        known = _STATE_PARAMETERS.get(target) if target is not None else None
+    except TypeError:  # a target that cannot be a weak key: read it every time
+        target = None
+        known = None
+    if known is not None:
+        return known
+    found = _read_state_parameters(tool)
+    if target is not None:
+        with contextlib.suppress(TypeError):
+            _STATE_PARAMETERS[target] = found
+    return found
+
+
+def _read_state_parameters(tool: Tool) -> tuple[str, ...]:
     try:
         from haystack.components.agents.tool_calling import _get_func_params, _is_state_annotation
     except ImportError:  # another Haystack version: no State parameters known
-        return []
+        return ()
     try:
-        return [name for name, kind in _get_func_params(tool).items() if _is_state_annotation(kind)]
+        return tuple(name for name, kind in _get_func_params(tool).items() if _is_state_annotation(kind))
     except Exception:
-        return []
+        return ()
 
 
 def _json_data(value: Any) -> Any:
