@@ -6,6 +6,7 @@
 // naming its line, and each line's bytes are hashed as they are.
 import { type AnyBundle, CallgateError } from '@callgate/protocol';
 import { fastCanonicalJson } from '../json/canonical.js';
+import { isCertainlyCanonical } from './canonical-line.js';
 import { canonicalOfParsed } from './plain-canonical.js';
 
 const RECORDS_OPEN = '"records":[';
@@ -99,8 +100,11 @@ function parseRefusingDuplicates(text: string, firstLine: number): unknown {
 /**
  * Whether `line` is the RFC 8785 canonical form of `record`, its `JSON.parse`: a duplicate key,
  * other key order, spacing or another number form makes them differ (see `canonicalOfParsed`).
+ * A one-pass scan of the line decides the usual case; what it is not certain of, the canonical
+ * form of `record` compared with the line decides.
  */
 export function isCanonicalLine(line: string, record: unknown): boolean {
+  if (isCertainlyCanonical(line)) return true;
   try {
     return canonicalOfParsed(record) === line;
   } catch {
