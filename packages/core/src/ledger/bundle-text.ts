@@ -112,12 +112,6 @@ export function isCanonicalLine(line: string, record: unknown): boolean {
   }
 }
 
-/** A line's text without its trailing `,` (records but the last) or `\r`. */
-function recordLine(line: string, last: boolean): string | undefined {
-  if (last) return line;
-  return line.endsWith(',') ? line.slice(0, -1) : undefined;
-}
-
 /** A bundle file's first line, and (made only when wanted) the text after it, and the whole text. */
 interface FileParts {
   first: string;
@@ -164,24 +158,32 @@ export function parseBundleText(input: string | Uint8Array): BundleText {
   const header = parseRefusingDuplicates(`${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`, 1);
   if (typeof header !== 'object' || header === null || Array.isArray(header))
     throw new CallgateError('ledger-invalid', 'line 1 of the bundle is not a JSON object');
-  const all = rest().split('\n');
-  while (all.length > 0 && all.at(-1) === '') all.pop();
-  if (all.at(-1) !== CLOSE)
+  // The lines after the first, read in place (one string a record line, no array of all lines):
+  // trailing line breaks ignored, the last line `]}`, every line before it a record.
+  const body = rest();
+  let end = body.length;
+  while (end > 0 && body.charCodeAt(end - 1) === 10) end -= 1;
+  const closeAt = end === 0 ? 0 : body.lastIndexOf('\n', end - 1) + 1;
+  if (end === 0 || body.slice(closeAt, end) !== CLOSE)
     throw new CallgateError(
       'ledger-invalid',
       `the bundle's last line is not ${CLOSE}: the file is cut short or malformed`,
     );
-  all.pop();
   const lines: string[] = [];
   const records: unknown[] = [];
-  for (let index = 0; index < all.length; index++) {
+  // Record lines fill [0, closeAt - 1); none when `]}` is the only line.
+  const recordsEnd = closeAt - 1;
+  for (let start = 0, index = 0; recordsEnd >= 0; index++) {
     const lineNumber = index + 2;
-    const line = recordLine(all[index] as string, index === all.length - 1);
-    if (line === undefined)
+    const stop = body.indexOf('\n', start);
+    const last = stop === recordsEnd;
+    if (!last && body.charCodeAt(stop - 1) !== 44)
       throw new CallgateError(
         'ledger-invalid',
         `line ${lineNumber} of the bundle: a record line but the last must end with ","`,
       );
+    // A line's text without its trailing `,` (records but the last).
+    const line = body.slice(start, last ? stop : stop - 1);
     let record: unknown;
     try {
       record = JSON.parse(line);
@@ -198,6 +200,8 @@ export function parseBundleText(input: string | Uint8Array): BundleText {
       );
     lines.push(line);
     records.push(record);
+    if (last) break;
+    start = stop + 1;
   }
   (header as { records: unknown[] }).records = records;
   return { bundle: header, lines, firstLine: 2 };
