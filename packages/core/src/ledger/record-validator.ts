@@ -171,7 +171,12 @@ function compileObject(def: ZodLike['_zod']['def']): Check | undefined {
       `return keys.length === present || keys.every((key) => ${`c[${constants.push(known) - 1}]`}.has(key));`,
     );
   } else lines.push('return true;');
-  return new Function('c', `return function check(v) {\n${lines.join('\n')}\n};`)(constants) as Check;
+  try {
+    return new Function('c', `return function check(v) {\n${lines.join('\n')}\n};`)(constants) as Check;
+  } catch {
+    // Code generation disallowed (node --disallow-code-generation-from-strings): zod decides.
+    return undefined;
+  }
 }
 
 function compileUnion(def: ZodLike['_zod']['def']): Check | undefined {
