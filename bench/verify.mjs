@@ -3,12 +3,19 @@
 // write), each as `callgate-bundle/1` with per-record inclusion proofs (`export --proofs`) and as
 // `callgate-bundle/3` without (the default). Rounds are interleaved; the best of 5 is printed,
 // with the load average from `uptime` beside each figure. "object" times `verifyBundle` on a
-// parsed bundle; "file" times `verifyBundleText` (the lossless read of the file's text included).
+// parsed bundle; "file" times `verifyBundleText` of the file's bytes (decoding and the lossless
+// read of its text included).
 // "wall" is records per elapsed second; "cpu" records per CPU-second of this process (its GC
 // threads included): on a machine other work shares, the closer measure of one core's rate.
-// Usage: node bench/verify.mjs [--records 100000] [--rounds 5] [--write DIR]
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// With `--baseline DIR` (another build's `packages/core`, e.g. main's `dist` copied aside before a
+// change), each verification is also run by that build, interleaved with this one's, and the
+// ratio new ÷ baseline of records per CPU-second is printed. `--write DIR` keeps the bundle files,
+// `--read DIR` verifies such files instead of building the log again.
+// Usage: node bench/verify.mjs [--records 100000] [--rounds 5] [--write DIR] [--read DIR]
+//   [--baseline DIR] [--only v2-plain]
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Engine, loadPolicy, MemoryStore } from '@callgate/core';
 import { generateEd25519KeyPair } from '@callgate/core/crypto';
 import {
@@ -28,6 +35,14 @@ const argument = (name, fallback) => {
 const target = Number(argument('--records', '100000'));
 const rounds = Number(argument('--rounds', '5'));
 const writeDir = argument('--write', undefined);
+const readDir = argument('--read', undefined);
+const baselineDir = argument('--baseline', undefined);
+const only = argument('--only', undefined);
+/** The baseline build's verifier, when one is given. */
+const baseline =
+  baselineDir === undefined
+    ? undefined
+    : await import(pathToFileURL(resolve(baselineDir, 'dist/api/ledger.js')).href);
 
 const POLICY =
   'version: 1\ndefault: deny\nrules:\n  - id: invoices\n    match: { tools: [send_invoice] }\n    effect: allow\n';
@@ -90,32 +105,55 @@ async function buildLog(version) {
 }
 
 const cases = [];
-for (const version of [1, 2]) {
+/** A case for the table: `text` a bundle file's text; `size` the log's size. */
+function addCase(label, size, text) {
+  const header = JSON.parse(`${text.slice(0, text.indexOf('\n')).replace(/,"records":\[$/, '')}}`);
+  cases.push({
+    label,
+    size,
+    text,
+    bytes: Buffer.from(text, 'utf8'),
+    publicKey: header.public_key,
+    records: text.split('\n').length - 3,
+    best: { object: Number.POSITIVE_INFINITY, file: Number.POSITIVE_INFINITY },
+    cpu: {},
+    load: { object: 0, file: 0 },
+  });
+}
+const NAMES = ['v1-proofs', 'v1-plain', 'v2-proofs', 'v2-plain'];
+const wanted = (name) => only === undefined || only.split(',').includes(name);
+const LABELS = {
+  'v1-proofs': 'v1 records, bundle/1, proofs',
+  'v1-plain': 'v1 records, bundle/3',
+  'v2-proofs': 'v2 records, bundle/1, proofs',
+  'v2-plain': 'v2 records, bundle/3',
+};
+if (readDir !== undefined) {
+  for (const name of NAMES) {
+    const path = join(readDir, `${name}.json`);
+    if (wanted(name) && existsSync(path)) addCase(LABELS[name], undefined, readFileSync(path, 'utf8'));
+  }
+}
+for (const version of readDir === undefined ? [1, 2] : []) {
   const { engine, ledger, store, runId } = await buildLog(version);
   for (const [label, options] of [
     ['bundle/1, proofs', { proofs: true }],
     ['bundle/3', {}],
   ]) {
+    const name = `v${version}-${options.proofs ? 'proofs' : 'plain'}`;
+    if (!wanted(name)) continue;
     const bundle = await ledger.exportRun(runId, options);
     const text = serializeBundle(bundle);
-    if (writeDir)
-      writeFileSync(join(writeDir, `v${version}-${options.proofs ? 'proofs' : 'plain'}.json`), text);
-    cases.push({
-      label: `v${version} records, ${label}`,
-      size: await store.ledgerSize(),
-      text,
-      publicKey: bundle.public_key,
-      records: bundle.records.length,
-      best: { object: Number.POSITIVE_INFINITY, file: Number.POSITIVE_INFINITY },
-      cpu: { object: Number.POSITIVE_INFINITY, file: Number.POSITIVE_INFINITY },
-      load: { object: 0, file: 0 },
-    });
+    if (writeDir) writeFileSync(join(writeDir, `${name}.json`), text);
+    addCase(`v${version} records, ${label}`, await store.ledgerSize(), text);
   }
   await engine.close();
 }
 
-console.log(`verify, one run of a ${cases[0].size}-record log — Node ${process.version}, load ${load()}`);
-/** Runs one verification, keeping the best wall and CPU times of `mode`. */
+console.log(
+  `verify, one run of a ${cases[0]?.size ?? '(read)'}-record log — Node ${process.version}, load ${load()}${baseline ? `, baseline ${baselineDir}` : ''}`,
+);
+/** Runs one verification, keeping the best wall and CPU times of `mode` (CPU also of `mode`-baseline). */
 function measure(item, mode, verify) {
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -123,20 +161,33 @@ function measure(item, mode, verify) {
   const seconds = (performance.now() - started) / 1_000;
   const used = process.cpuUsage(cpu);
   if (!report.ok) throw new Error(`${item.label} (${mode}): ${JSON.stringify(report.failures.slice(0, 3))}`);
-  if (seconds < item.best[mode]) [item.best[mode], item.load[mode]] = [seconds, load()];
-  item.cpu[mode] = Math.min(item.cpu[mode], (used.user + used.system) / 1e6);
+  if (item.best[mode] !== undefined && seconds < item.best[mode])
+    [item.best[mode], item.load[mode]] = [seconds, load()];
+  item.cpu[mode] = Math.min(item.cpu[mode] ?? Number.POSITIVE_INFINITY, (used.user + used.system) / 1e6);
 }
 
 for (let round = 0; round < rounds; round++) {
   for (const item of cases) {
-    const bundle = JSON.parse(item.text);
-    measure(item, 'object', () => verifyBundle(bundle, { publicKey: item.publicKey }));
-    measure(item, 'file', () => verifyBundleText(item.text, { publicKey: item.publicKey }));
+    // This build and the baseline alternate, the baseline first in odd rounds.
+    const builds = [['', { verifyBundle, verifyBundleText }]];
+    if (baseline) builds[round % 2 === 0 ? 'push' : 'unshift'](['-baseline', baseline]);
+    for (const [suffix, build] of builds) {
+      const bundle = JSON.parse(item.text);
+      measure(item, `object${suffix}`, () => build.verifyBundle(bundle, { publicKey: item.publicKey }));
+    }
+    // "file" starts from the file's bytes, as `callgate verify FILE` does: this build verifies the
+    // bytes; a baseline, whose verifyBundleText reads text only, decodes them first (as main did).
+    for (const [suffix, build] of builds)
+      measure(item, `file${suffix}`, () =>
+        build.verifyBundleText(suffix === '' ? item.bytes : item.bytes.toString('utf8'), {
+          publicKey: item.publicKey,
+        }),
+      );
   }
 }
 // The size baseline: the version 1 records' callgate-bundle/1 as compact JSON (its smallest form).
-const baseline = cases.find((item) => item.label === 'v1 records, bundle/1, proofs');
-const proofsSize = baseline ? JSON.stringify(JSON.parse(baseline.text)).length : 1;
+const sizeBaseline = cases.find((item) => item.label === 'v1 records, bundle/1, proofs');
+const proofsSize = sizeBaseline ? JSON.stringify(JSON.parse(sizeBaseline.text)).length : Number.NaN;
 const rate = (records, seconds) => String(Math.round(records / seconds)).padStart(9);
 console.log(
   `${'bundle'.padEnd(30)}${'records'.padStart(8)}${'MB'.padStart(7)}${'÷ v1+proofs'.padStart(12)}  ${'object: wall'.padStart(12)}${'cpu'.padStart(9)}${'load'.padStart(6)}  ${'file: wall'.padStart(10)}${'cpu'.padStart(9)}${'load'.padStart(6)}`,
@@ -145,4 +196,18 @@ for (const item of cases) {
   console.log(
     `${item.label.padEnd(30)}${String(item.records).padStart(8)}${(item.text.length / 1e6).toFixed(1).padStart(7)}${(item.text.length / proofsSize).toFixed(2).padStart(12)}  ${rate(item.records, item.best.object).padStart(12)}${rate(item.records, item.cpu.object)}${String(item.load.object).padStart(6)}  ${rate(item.records, item.best.file).padStart(10)}${rate(item.records, item.cpu.file)}${String(item.load.file).padStart(6)}`,
   );
+}
+if (baseline) {
+  console.log(
+    `\nrecords per CPU-second, this build against the baseline (best of ${rounds} interleaved rounds each), load ${load()}`,
+  );
+  console.log(
+    `${'bundle'.padEnd(30)}${'object: new'.padStart(12)}${'baseline'.padStart(10)}${'ratio'.padStart(7)}  ${'file: new'.padStart(10)}${'baseline'.padStart(10)}${'ratio'.padStart(7)}`,
+  );
+  for (const item of cases) {
+    const ratio = (mode) => (item.cpu[`${mode}-baseline`] / item.cpu[mode]).toFixed(2).padStart(7);
+    console.log(
+      `${item.label.padEnd(30)}${rate(item.records, item.cpu.object).padStart(12)}${rate(item.records, item.cpu['object-baseline']).padStart(10)}${ratio('object')}  ${rate(item.records, item.cpu.file).padStart(10)}${rate(item.records, item.cpu['file-baseline']).padStart(10)}${ratio('file')}`,
+    );
+  }
 }

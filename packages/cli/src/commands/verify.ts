@@ -19,13 +19,30 @@ export interface VerifyOptions {
  * 1 when any fails, 2 when the file cannot be read or is not JSON.
  */
 export async function runVerify(file: string, options: VerifyOptions): Promise<number> {
-  let input: string;
+  let input: Buffer;
   try {
-    input = await readFile(file, 'utf8');
-    JSON.parse(input);
+    input = await readFile(file);
   } catch (error) {
     options.out(`callgate verify: cannot read ${file}: ${(error as Error).message}`);
     return 2;
+  }
+  // The file's bytes are verified as read (its records decoded once, in their fastest form); only
+  // a bundle refused before any record was checked is parsed whole, to tell a file that is not
+  // JSON (exit code 2) from a bundle that fails.
+  const report = verifyBundleText(input, {
+    ...(options.publicKey ? { publicKey: options.publicKey } : {}),
+    ...(options.strict ? { strict: true } : {}),
+    ...(options.expectSize !== undefined ? { expectSize: options.expectSize } : {}),
+    ...(options.witness?.length ? { witnesses: options.witness } : {}),
+    ...(options.quorum !== undefined ? { quorum: options.quorum } : {}),
+  });
+  if (!report.ok && report.records === 0) {
+    try {
+      JSON.parse(input.toString('utf8'));
+    } catch (error) {
+      options.out(`callgate verify: cannot read ${file}: ${(error as Error).message}`);
+      return 2;
+    }
   }
   if (options.publicKey) {
     try {
@@ -37,13 +54,6 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
       return 2;
     }
   }
-  const report = verifyBundleText(input, {
-    ...(options.publicKey ? { publicKey: options.publicKey } : {}),
-    ...(options.strict ? { strict: true } : {}),
-    ...(options.expectSize !== undefined ? { expectSize: options.expectSize } : {}),
-    ...(options.witness?.length ? { witnesses: options.witness } : {}),
-    ...(options.quorum !== undefined ? { quorum: options.quorum } : {}),
-  });
   if (options.json) {
     options.out(JSON.stringify(report, null, 2));
   } else {

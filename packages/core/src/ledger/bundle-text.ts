@@ -6,6 +6,7 @@
 // naming its line, and each line's bytes are hashed as they are.
 import { type AnyBundle, CallgateError } from '@callgate/protocol';
 import { fastCanonicalJson } from '../json/canonical.js';
+import { isCertainlyCanonical } from './canonical-line.js';
 import { canonicalOfParsed } from './plain-canonical.js';
 
 const RECORDS_OPEN = '"records":[';
@@ -99,8 +100,11 @@ function parseRefusingDuplicates(text: string, firstLine: number): unknown {
 /**
  * Whether `line` is the RFC 8785 canonical form of `record`, its `JSON.parse`: a duplicate key,
  * other key order, spacing or another number form makes them differ (see `canonicalOfParsed`).
+ * A one-pass scan of the line decides the usual case; what it is not certain of, the canonical
+ * form of `record` compared with the line decides.
  */
 export function isCanonicalLine(line: string, record: unknown): boolean {
+  if (isCertainlyCanonical(line)) return true;
   try {
     return canonicalOfParsed(record) === line;
   } catch {
@@ -108,46 +112,78 @@ export function isCanonicalLine(line: string, record: unknown): boolean {
   }
 }
 
-/** A line's text without its trailing `,` (records but the last) or `\r`. */
-function recordLine(line: string, last: boolean): string | undefined {
-  if (last) return line;
-  return line.endsWith(',') ? line.slice(0, -1) : undefined;
+/** A bundle file's first line, and (made only when wanted) the text after it, and the whole text. */
+interface FileParts {
+  first: string;
+  rest: () => string;
+  whole: () => string;
 }
 
 /**
- * Reads a bundle file's text losslessly. In the one-record-a-line layout, the first line's fields
- * are parsed refusing duplicate keys, and each record line is parsed with `JSON.parse` and must
- * equal the canonical form of its parse, which a line with a duplicate key (or any other form)
- * never does. Any other layout is parsed whole, refusing duplicate keys.
+ * The parts of a file given as text, or as UTF-8 bytes: then the first line and the rest are
+ * decoded apart (a newline byte is never inside a UTF-8 sequence, so this is the decoding of the
+ * whole, split), which leaves the records' text in V8's one-byte form when it is ASCII, though a
+ * signature line holds a non-ASCII character; a one-byte string is parsed and scanned faster.
+ */
+function partsOf(input: string | Uint8Array): FileParts {
+  if (typeof input === 'string') {
+    const firstBreak = input.indexOf('\n');
+    return {
+      first: firstBreak < 0 ? input : input.slice(0, firstBreak),
+      rest: () => input.slice(firstBreak + 1),
+      whole: () => input,
+    };
+  }
+  const bytes = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  const firstBreak = bytes.indexOf(10);
+  return {
+    first: bytes.toString('utf8', 0, firstBreak < 0 ? bytes.length : firstBreak),
+    rest: () => bytes.toString('utf8', firstBreak + 1),
+    whole: () => bytes.toString('utf8'),
+  };
+}
+
+/**
+ * Reads a bundle file's text (or its UTF-8 bytes) losslessly. In the one-record-a-line layout, the
+ * first line's fields are parsed refusing duplicate keys, and each record line is parsed with
+ * `JSON.parse` and must equal the canonical form of its parse, which a line with a duplicate key
+ * (or any other form) never does. Any other layout is parsed whole, refusing duplicate keys.
  * @throws CallgateError `ledger-invalid` naming the line: a record line that is not JSON or not
  *   canonical, a key given twice, a malformed layout, text that is not JSON.
  */
-export function parseBundleText(text: string): BundleText {
-  const firstBreak = text.indexOf('\n');
-  const first = firstBreak < 0 ? text : text.slice(0, firstBreak);
+export function parseBundleText(input: string | Uint8Array): BundleText {
+  const { first, rest, whole } = partsOf(input);
   if (!first.startsWith('{') || !first.endsWith(RECORDS_OPEN))
-    return { bundle: parseRefusingDuplicates(text, 1), firstLine: 0 };
+    return { bundle: parseRefusingDuplicates(whole(), 1), firstLine: 0 };
   const header = parseRefusingDuplicates(`${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`, 1);
   if (typeof header !== 'object' || header === null || Array.isArray(header))
     throw new CallgateError('ledger-invalid', 'line 1 of the bundle is not a JSON object');
-  const all = text.slice(firstBreak + 1).split('\n');
-  while (all.length > 0 && all.at(-1) === '') all.pop();
-  if (all.at(-1) !== CLOSE)
+  // The lines after the first, read in place (one string a record line, no array of all lines):
+  // trailing line breaks ignored, the last line `]}`, every line before it a record.
+  const body = rest();
+  let end = body.length;
+  while (end > 0 && body.charCodeAt(end - 1) === 10) end -= 1;
+  const closeAt = end === 0 ? 0 : body.lastIndexOf('\n', end - 1) + 1;
+  if (end === 0 || body.slice(closeAt, end) !== CLOSE)
     throw new CallgateError(
       'ledger-invalid',
       `the bundle's last line is not ${CLOSE}: the file is cut short or malformed`,
     );
-  all.pop();
   const lines: string[] = [];
   const records: unknown[] = [];
-  for (let index = 0; index < all.length; index++) {
+  // Record lines fill [0, closeAt - 1); none when `]}` is the only line.
+  const recordsEnd = closeAt - 1;
+  for (let start = 0, index = 0; recordsEnd >= 0; index++) {
     const lineNumber = index + 2;
-    const line = recordLine(all[index] as string, index === all.length - 1);
-    if (line === undefined)
+    const stop = body.indexOf('\n', start);
+    const last = stop === recordsEnd;
+    if (!last && body.charCodeAt(stop - 1) !== 44)
       throw new CallgateError(
         'ledger-invalid',
         `line ${lineNumber} of the bundle: a record line but the last must end with ","`,
       );
+    // A line's text without its trailing `,` (records but the last).
+    const line = body.slice(start, last ? stop : stop - 1);
     let record: unknown;
     try {
       record = JSON.parse(line);
@@ -164,6 +200,8 @@ export function parseBundleText(text: string): BundleText {
       );
     lines.push(line);
     records.push(record);
+    if (last) break;
+    start = stop + 1;
   }
   (header as { records: unknown[] }).records = records;
   return { bundle: header, lines, firstLine: 2 };

@@ -97,33 +97,86 @@ function compileNumber(checks: readonly ZodLike[]): Check | undefined {
     (maximumInclusive ? value <= maximum : value < maximum);
 }
 
+/**
+ * A JavaScript expression over the variable `x` that is true exactly when `check` (compiled from
+ * `schema`) is: inline for the leaf types a record is made of, so that a record's object check is
+ * one straight function; else a call of the compiled check, kept in `constants`.
+ */
+function expressionOf(schema: unknown, constants: unknown[], check: Check): string {
+  const def = defOf(schema);
+  const checks = def.checks ?? [];
+  const constant = (value: unknown) => `c[${constants.push(value) - 1}]`;
+  switch (def.type) {
+    case 'boolean':
+      return "typeof x === 'boolean'";
+    case 'unknown':
+    case 'any':
+      return 'true';
+    case 'literal': {
+      const values = def.values as unknown[];
+      if (values.every((value) => typeof value === 'string' || typeof value === 'boolean'))
+        return `(${values.map((value) => `x === ${JSON.stringify(value)}`).join(' || ') || 'false'})`;
+      break;
+    }
+    case 'enum': {
+      const values = Object.values(def.entries as Record<string, unknown>);
+      if (values.every((value) => typeof value === 'string'))
+        return `(${values.map((value) => `x === ${JSON.stringify(value)}`).join(' || ') || 'false'})`;
+      break;
+    }
+    case 'string': {
+      if (checks.length === 0) return "typeof x === 'string'";
+      break;
+    }
+    case 'nullable':
+    case 'optional': {
+      const inner = compile(def.innerType);
+      if (inner === undefined) break;
+      const empty = def.type === 'nullable' ? 'null' : 'undefined';
+      return `(x === ${empty} || ${expressionOf(def.innerType, constants, inner)})`;
+    }
+    default:
+      break;
+  }
+  return `${constant(check)}(x)`;
+}
+
+/**
+ * An object's check as one generated function: each known field read by name (a property access
+ * V8 caches, where a loop over keys is a generic lookup) and checked inline.
+ */
 function compileObject(def: ZodLike['_zod']['def']): Check | undefined {
   const shape = def.shape as Record<string, unknown>;
   const catchall = def.catchall === undefined ? undefined : defOf(def.catchall).type;
   if (catchall !== undefined && catchall !== 'never') return undefined;
-  const fields: Array<[string, Check, boolean]> = [];
+  const constants: unknown[] = [isPlainObject];
+  const lines = ['if (!c[0](v)) return false;', 'let present = 0;', 'let x;'];
   for (const [key, schema] of Object.entries(shape)) {
     const check = compile(schema);
     if (check === undefined) return undefined;
     // zod wants the key present unless its schema is optional (even z.unknown() does).
     const required = (schema as { _zod: { optin?: string } })._zod.optin !== 'optional';
-    fields.push([key, check, required]);
+    const name = JSON.stringify(key);
+    lines.push(
+      `x = v[${name}];`,
+      `if (!(${expressionOf(schema, constants, check)})) return false;`,
+      `if (x !== undefined) present += 1;${required ? ` else if (!(${name} in v)) return false;` : ''}`,
+    );
   }
-  const known = new Set(Object.keys(shape));
-  const strict = catchall === 'never';
-  return (value) => {
-    if (!isPlainObject(value)) return false;
-    let present = 0;
-    for (const [key, check, required] of fields) {
-      const item = value[key];
-      if (!check(item) || (required && item === undefined && !(key in value))) return false;
-      if (item !== undefined) present += 1;
-    }
-    if (!strict) return true;
+  if (catchall === 'never') {
     // As many own keys as known keys present: no unknown key (the usual case, without a lookup).
-    const keys = Object.keys(value);
-    return keys.length === present || keys.every((key) => known.has(key));
-  };
+    const known = new Set(Object.keys(shape));
+    lines.push(
+      'const keys = Object.keys(v);',
+      `return keys.length === present || keys.every((key) => ${`c[${constants.push(known) - 1}]`}.has(key));`,
+    );
+  } else lines.push('return true;');
+  try {
+    return new Function('c', `return function check(v) {\n${lines.join('\n')}\n};`)(constants) as Check;
+  } catch {
+    // Code generation disallowed (node --disallow-code-generation-from-strings): zod decides.
+    return undefined;
+  }
 }
 
 function compileUnion(def: ZodLike['_zod']['def']): Check | undefined {

@@ -1,9 +1,8 @@
 // Sealing a ledger record: its canonical bytes, its Merkle leaf hash and its chain digest.
 import type { LedgerRecord } from '@callgate/protocol';
-import { sha256, sha256Digest, sha256Into } from '../crypto.js';
+import { sha256, sha256Digest } from '../crypto.js';
 import type { StoredRecord } from '../store/store.js';
 import { fastCanonicalJson } from './fast-canonical.js';
-import { canonicalOfParsed } from './plain-canonical.js';
 
 /** The canonical form and both hashes of a record's canonical bytes. */
 export interface RecordHashes {
@@ -50,19 +49,6 @@ function leafInput(canonical: string): Buffer {
   prefixed[0] = 0x00;
   prefixed.write(canonical, 1, 'utf8');
   return prefixed;
-}
-
-/**
- * {@link hashRecord} for a verifier of many records: writes the RFC 9162 leaf hash of the
- * record's canonical bytes into `leaves` at `offset` (32 bytes) instead of a Buffer of its own,
- * and returns their `sha256:` digest.
- * @throws CallgateError `tool-args-invalid` when the value has no canonical JSON form.
- */
-export function hashRecordInto(record: unknown, leaves: Uint8Array, offset: number): string {
-  const prefixed = leafInput(canonicalOfParsed(record));
-  sha256Into(leaves, offset, prefixed);
-  if (chainsOnLeaf(record)) return leafDigest(leaves.subarray(offset, offset + 32));
-  return sha256Digest(prefixed.subarray(1));
 }
 
 /** The fields the ledger adds to a body, in RFC 8785 key order. */

@@ -1,13 +1,18 @@
 // Per-call-attempt state of the verifier's call checks, keyed by call id then attempt number:
 // no key string is built per record (a 100,000-record bundle is 100,000 lookups, not 100,000
-// strings for the garbage collector).
+// strings for the garbage collector), and a call's first attempt, nearly every call's only one, is
+// held without an array of its own.
 
-/** Values by (call id, attempt), in insertion order of their calls. */
-export class AttemptMap<T> {
-  readonly #calls = new Map<string, T[]>();
+/** Values by (call id, attempt), in insertion order of their calls. Values must not be arrays. */
+export class AttemptMap<T extends object> {
+  /** A call's attempt 1 alone as its value; any other attempts as an array by attempt number. */
+  readonly #calls = new Map<string, T | T[]>();
 
   get(callId: string, attempt: number): T | undefined {
-    return this.#calls.get(callId)?.[attempt];
+    const held = this.#calls.get(callId);
+    if (held === undefined) return undefined;
+    if (Array.isArray(held)) return held[attempt];
+    return attempt === 1 ? held : undefined;
   }
 
   has(callId: string, attempt: number): boolean {
@@ -15,17 +20,26 @@ export class AttemptMap<T> {
   }
 
   set(callId: string, attempt: number, value: T): void {
-    let attempts = this.#calls.get(callId);
-    if (attempts === undefined) {
-      attempts = [];
-      this.#calls.set(callId, attempts);
+    const held = this.#calls.get(callId);
+    if (Array.isArray(held)) {
+      held[attempt] = value;
+      return;
     }
+    if (attempt === 1) {
+      this.#calls.set(callId, value);
+      return;
+    }
+    const attempts: T[] = [];
+    if (held !== undefined) attempts[1] = held;
     attempts[attempt] = value;
+    this.#calls.set(callId, attempts);
   }
 
   /** Every value, call by call, attempts in order. */
   *values(): IterableIterator<T> {
-    for (const attempts of this.#calls.values())
-      for (const value of attempts) if (value !== undefined) yield value;
+    for (const held of this.#calls.values()) {
+      if (!Array.isArray(held)) yield held;
+      else for (const value of held) if (value !== undefined) yield value;
+    }
   }
 }

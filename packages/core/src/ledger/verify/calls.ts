@@ -21,12 +21,21 @@ interface ApprovalState {
 
 const EXECUTED = new Set(['ok', 'error']);
 
+/** `call <id> attempt <n>`, for messages (built only when one is reported). */
+const attemptOf = (record: { call_id: string; attempt: number }): string =>
+  `call ${record.call_id} attempt ${record.attempt}`;
+
 class RunCalls {
   readonly #decisions = new AttemptMap<DecisionState>();
   readonly #latestByCall = new Map<string, DecisionState>();
   readonly #approvals = new Map<string, ApprovalState>();
 
   constructor(readonly findings: Findings) {}
+
+  /** Reports a failed check (no closure or message is made per record, only per failure). */
+  #fail(check: 'approval' | 'execution', record: LedgerRecord, message: string): void {
+    this.findings.fail(check, message, record);
+  }
 
   decision(record: LedgerRecordOf<'call-decision'>): void {
     if (this.#decisions.has(record.call_id, record.attempt))
@@ -41,91 +50,120 @@ class RunCalls {
   }
 
   request(record: LedgerRecordOf<'approval-request'>): void {
-    const fail = (message: string) => this.findings.fail('approval', message, record);
     const decision = this.#latestByCall.get(record.call_id);
     if (decision === undefined) {
-      fail(`approval request for call ${record.call_id}, which was never decided`);
+      this.#fail('approval', record, `approval request for call ${record.call_id}, which was never decided`);
       return;
     }
-    if (this.#approvals.has(record.approval_id)) fail(`approval ${record.approval_id} was requested twice`);
+    if (this.#approvals.has(record.approval_id))
+      this.#fail('approval', record, `approval ${record.approval_id} was requested twice`);
     this.#approvals.set(record.approval_id, { request: record, decision, responses: 0 });
     const decided = decision.record;
     if (decided.effect !== 'ask')
-      fail(`approval requested for call ${record.call_id}, decided ${decided.effect}`);
+      this.#fail(
+        'approval',
+        record,
+        `approval requested for call ${record.call_id}, decided ${decided.effect}`,
+      );
     decision.requests += 1;
     if (decision.requests > 1)
-      fail(`call ${record.call_id} attempt ${decided.attempt} has more than one approval request`);
+      this.#fail(
+        'approval',
+        record,
+        `call ${record.call_id} attempt ${decided.attempt} has more than one approval request`,
+      );
     if (record.arguments_digest !== decided.arguments_digest)
-      fail(
+      this.#fail(
+        'approval',
+        record,
         `approval ${record.approval_id} names other arguments than the decision on call ${record.call_id}`,
       );
     if (record.tool !== decided.tool)
-      fail(`approval ${record.approval_id} names tool ${record.tool}, decided ${decided.tool}`);
+      this.#fail(
+        'approval',
+        record,
+        `approval ${record.approval_id} names tool ${record.tool}, decided ${decided.tool}`,
+      );
   }
 
   response(record: LedgerRecordOf<'approval-response'>): void {
-    const fail = (message: string) => this.findings.fail('approval', message, record);
     const approval = this.#approvals.get(record.approval_id);
     if (approval === undefined) {
-      fail(`response to approval ${record.approval_id}, which was never requested`);
+      this.#fail('approval', record, `response to approval ${record.approval_id}, which was never requested`);
       return;
     }
     if (record.call_id !== approval.request.call_id)
-      fail(
+      this.#fail(
+        'approval',
+        record,
         `response to approval ${record.approval_id} names call ${record.call_id}, not ${approval.request.call_id}`,
       );
     approval.responses += 1;
-    if (approval.responses > 1) fail(`approval ${record.approval_id} was answered more than once`);
+    if (approval.responses > 1)
+      this.#fail('approval', record, `approval ${record.approval_id} was answered more than once`);
     const decision = approval.decision;
     decision.responses += 1;
     if (decision.responses > 1)
-      fail(
+      this.#fail(
+        'approval',
+        record,
         `call ${decision.record.call_id} attempt ${decision.record.attempt} has more than one approval response`,
       );
     if (record.status !== 'approved') return;
     if (record.edited) {
       this.findings.warn(`approval ${record.approval_id} approved edited arguments (seq ${record.seq})`);
     } else if (record.arguments_digest !== decision.record.arguments_digest) {
-      fail(`approval ${record.approval_id} approved other arguments than were decided`);
+      this.#fail(
+        'approval',
+        record,
+        `approval ${record.approval_id} approved other arguments than were decided`,
+      );
     }
     decision.approved = record;
   }
 
   end(record: LedgerRecordOf<'call-end'>): void {
-    const fail = (message: string) => this.findings.fail('execution', message, record);
-    const call = `call ${record.call_id} attempt ${record.attempt}`;
     const decision = this.#decisions.get(record.call_id, record.attempt);
     if (decision === undefined) {
-      fail(
-        `${call} ${EXECUTED.has(record.outcome) ? 'ran' : `ended (${record.outcome})`} without a decision`,
+      this.#fail(
+        'execution',
+        record,
+        `${attemptOf(record)} ${EXECUTED.has(record.outcome) ? 'ran' : `ended (${record.outcome})`} without a decision`,
       );
       return;
     }
     if (!EXECUTED.has(record.outcome)) return;
     const decided = decision.record;
     decision.executions += 1;
-    if (decision.executions > 1) fail(`${call} ran more than once`);
-    if (record.tool !== decided.tool) fail(`${call} ran tool ${record.tool}, decided ${decided.tool}`);
+    if (decision.executions > 1) this.#fail('execution', record, `${attemptOf(record)} ran more than once`);
+    if (record.tool !== decided.tool)
+      this.#fail(
+        'execution',
+        record,
+        `${attemptOf(record)} ran tool ${record.tool}, decided ${decided.tool}`,
+      );
     if (decided.effect === 'deny' || decided.error_kind !== undefined) {
-      fail(
-        `${call} ran although it was ${decided.effect === 'deny' ? 'denied' : `refused (${decided.error_kind})`}`,
+      this.#fail(
+        'execution',
+        record,
+        `${attemptOf(record)} ran although it was ${decided.effect === 'deny' ? 'denied' : `refused (${decided.error_kind})`}`,
       );
       return;
     }
     if (decided.effect === 'ask') {
       const approved = decision.approved;
       if (approved === undefined) {
-        fail(`${call} ran without an approved approval`);
+        this.#fail('execution', record, `${attemptOf(record)} ran without an approved approval`);
         return;
       }
       if (record.arguments_digest !== approved.arguments_digest)
-        fail(`${call} ran with other arguments than approved`);
+        this.#fail('execution', record, `${attemptOf(record)} ran with other arguments than approved`);
     } else if (
       decided.arguments_digest !== null &&
       record.arguments_digest !== null &&
       record.arguments_digest !== decided.arguments_digest
     ) {
-      fail(`${call} ran with other arguments than decided`);
+      this.#fail('execution', record, `${attemptOf(record)} ran with other arguments than decided`);
     }
   }
 }

@@ -23,6 +23,10 @@ interface AttemptState {
 
 const RAN = new Set(['ok', 'error', 'changed-after-decision']);
 
+/** `call <id> attempt <n>`, for messages (built only when one is reported). */
+const attemptOf = (record: { call_id: string; attempt: number }): string =>
+  `call ${record.call_id} attempt ${record.attempt}`;
+
 /**
  * Runs the fidelity checks over records in log order: `call-end` (two ends of one attempt; with
  * `strict`, an allowed or approved attempt with none, or any attempt with none in a run that ended) and `grant` (a call that did not run
@@ -65,10 +69,14 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
         const state = attempts.get(record.call_id, record.attempt);
         if (!state) break; // the call checks report an end without a decision
         state.ends += 1;
-        const call = `call ${record.call_id} attempt ${record.attempt}`;
-        if (state.ends > 1) findings.fail('call-end', `${call} has more than one call-end`, record);
+        if (state.ends > 1)
+          findings.fail('call-end', `${attemptOf(record)} has more than one call-end`, record);
         if (record.grant_consumed && !RAN.has(record.outcome))
-          findings.fail('grant', `${call} ended ${record.outcome} but claims its grant was consumed`, record);
+          findings.fail(
+            'grant',
+            `${attemptOf(record)} ended ${record.outcome} but claims its grant was consumed`,
+            record,
+          );
         break;
       }
       case 'run-end':
@@ -78,13 +86,16 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
         // The arguments that ran beside the model's: only after that attempt's decision, and about
         // the arguments it decided (else the record claims another set than the one approved).
         const state = attempts.get(record.call_id, record.attempt);
-        const call = `call ${record.call_id} attempt ${record.attempt}`;
         if (!state)
-          findings.fail('effective-arguments', `${call} has effective arguments but no decision`, record);
+          findings.fail(
+            'effective-arguments',
+            `${attemptOf(record)} has effective arguments but no decision`,
+            record,
+          );
         else if (state.decision.arguments_digest !== record.arguments_digest)
           findings.fail(
             'effective-arguments',
-            `${call}: the effective arguments name other model arguments than its decision`,
+            `${attemptOf(record)}: the effective arguments name other model arguments than its decision`,
             record,
           );
         break;

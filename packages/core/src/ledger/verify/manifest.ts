@@ -53,10 +53,7 @@ export function checkManifest(
     );
 
   // Each run's last record in the bundle, by position.
-  const heads = new Map<string, number>();
-  checked.records.forEach((record, index) => {
-    if (record !== undefined) heads.set(record.run_id, index);
-  });
+  const heads = new Map(checked.lastOfRun);
   for (const run of manifest.runs) {
     const index = heads.get(run.run_id);
     heads.delete(run.run_id);

@@ -3,9 +3,9 @@
 // records, keeping per record only what later checks need (the leaf hashes in one buffer), so
 // that a 100,000-record bundle is not 100,000 small objects more for the garbage collector.
 import type { LedgerRecord } from '@callgate/protocol';
-import { sha256Digest, sha256Hex, sha256Into } from '../../crypto.js';
+import { sha256Into } from '../../crypto.js';
 import { HASH_SIZE } from '../merkle.js';
-import { hashRecordInto } from '../record.js';
+import { canonicalOfParsed } from '../plain-canonical.js';
 import { isLedgerRecord, recordSchemaOf } from '../record-validator.js';
 import type { Findings, VerifyCheck } from './report.js';
 
@@ -19,6 +19,8 @@ export interface CheckedRecords {
   leaves: Uint8Array;
   /** 1 where the record has a canonical form (and so a leaf hash), 0 where it has none. */
   hashed: Uint8Array;
+  /** Each run's last well-formed record, by position in the bundle, in order of the runs' first records. */
+  lastOfRun: Map<string, number>;
 }
 
 /** The leaf hash of record `index`, or undefined when it has no canonical form. */
@@ -50,6 +52,56 @@ function checkShape(raw: unknown, findings: Findings): LedgerRecord | undefined 
   return undefined;
 }
 
+/** A reused buffer of 0x00 ‖ a record's canonical bytes, grown as needed. */
+let scratch = Buffer.allocUnsafeSlow(4096);
+
+/**
+ * Hashes a record's canonical text: its RFC 9162 leaf hash SHA-256(0x00 ‖ bytes) into `leaves`
+ * at `offset`, and for a version 1 record its chain digest SHA-256(bytes) into `chain` at
+ * `offset` (a version 2 record's chain digest is its leaf hash: one SHA-256 for both).
+ */
+function hashCanonicalInto(
+  canonical: string,
+  version2: boolean,
+  leaves: Uint8Array,
+  chain: Uint8Array | undefined,
+  offset: number,
+): void {
+  const most = canonical.length * 3 + 1;
+  if (most > scratch.length) scratch = Buffer.allocUnsafeSlow(Math.max(most, scratch.length * 2));
+  scratch[0] = 0;
+  const length = scratch.write(canonical, 1, 'utf8') + 1;
+  sha256Into(leaves, offset, scratch.subarray(0, length));
+  if (!version2 && chain !== undefined) sha256Into(chain, offset, scratch.subarray(1, length));
+}
+
+/** Char codes of the lowercase hex digits. */
+const HEX = Array.from('0123456789abcdef', (digit) => digit.charCodeAt(0));
+
+/** Whether `prev` is `sha256:` and the lowercase hex of the 32 bytes of `bytes` at `offset`. */
+function namesDigest(prev: unknown, bytes: Uint8Array, offset: number): boolean {
+  if (typeof prev !== 'string' || prev.length !== 71 || !prev.startsWith('sha256:')) return false;
+  for (let i = 0; i < 32; i++) {
+    const byte = bytes[offset + i] as number;
+    if (prev.charCodeAt(7 + 2 * i) !== HEX[byte >> 4] || prev.charCodeAt(8 + 2 * i) !== HEX[byte & 15])
+      return false;
+  }
+  return true;
+}
+
+/** `sha256:<hex>` of the 32 bytes of `bytes` at `offset`. */
+const digestText = (bytes: Uint8Array, offset: number): string =>
+  `sha256:${Buffer.from(bytes.buffer, bytes.byteOffset + offset, HASH_SIZE).toString('hex')}`;
+
+/** A run's last record so far: its run_seq, where its chain digest is (if it has one), its position. */
+interface RunHead {
+  run_seq: number;
+  /** The buffer holding its chain digest at `at`, or undefined when it has no canonical form. */
+  digests: Uint8Array | undefined;
+  at: number;
+  index: number;
+}
+
 /**
  * Checks every record (`lines`, when given, are their canonical texts, hashed as they are),
  * reporting in this order: per record `record-shape` and `canonical`; then
@@ -57,28 +109,6 @@ function checkShape(raw: unknown, findings: Findings): LedgerRecord | undefined 
  * `run-sequence` (`run_seq` 0, 1, 2, ... with no gap) and `chain` (each `prev` the digest of the
  * run's previous record, `null` for the first).
  */
-/** A reused buffer of 0x00 ‖ a record line's bytes, grown as needed. */
-let scratch = Buffer.allocUnsafeSlow(4096);
-
-/**
- * Writes the leaf hash of a canonical line into `leaves` (a Buffer) at `offset`; returns its chain
- * digest. A version 2 record's is the leaf hash itself: one SHA-256 for both.
- */
-function hashLineInto(line: string, version2: boolean, leaves: Buffer, offset: number): string {
-  let length = line.length * 3 + 1;
-  if (length > scratch.length) scratch = Buffer.allocUnsafeSlow(Math.max(length, scratch.length * 2));
-  scratch[0] = 0;
-  length = scratch.write(line, 1, 'utf8') + 1;
-  const input = scratch.subarray(0, length);
-  if (!version2) {
-    sha256Into(leaves, offset, input);
-    return sha256Digest(input.subarray(1));
-  }
-  const hex = sha256Hex(input);
-  leaves.write(hex, offset, 'hex');
-  return `sha256:${hex}`;
-}
-
 export function checkRecords(
   raw: readonly unknown[],
   findings: Findings,
@@ -88,23 +118,26 @@ export function checkRecords(
   const records: Array<LedgerRecord | undefined> = new Array(count);
   const leaves = Buffer.alloc(count * HASH_SIZE);
   const hashed = new Uint8Array(count);
+  // Version 1 records' chain digests (SHA-256 of the bytes alone), made when the first one comes.
+  let chain: Buffer | undefined;
   const later: Array<[check: VerifyCheck, message: string, record: unknown]> = [];
   const chainFailures: Array<[check: VerifyCheck, message: string, record: unknown]> = [];
-  const heads = new Map<string, { run_seq: number; digest: string | undefined }>();
+  const heads = new Map<string, RunHead>();
   let previousSeq: number | undefined;
 
   for (let index = 0; index < count; index++) {
     const item = raw[index];
     const record = checkShape(item, findings);
     records[index] = record;
-    let digest: string | undefined;
+    const at = index * HASH_SIZE;
+    const version2 = (item as { v?: unknown } | null)?.v === 2;
+    let digests: Uint8Array | undefined;
     try {
       // A line read losslessly is the record's canonical bytes already (see bundle-text.ts).
-      const line = lines?.[index];
-      digest =
-        line === undefined
-          ? hashRecordInto(item, leaves, index * HASH_SIZE)
-          : hashLineInto(line, (item as { v?: unknown }).v === 2, leaves, index * HASH_SIZE);
+      const canonical = lines?.[index] ?? canonicalOfParsed(item);
+      if (!version2 && chain === undefined) chain = Buffer.alloc(count * HASH_SIZE);
+      hashCanonicalInto(canonical, version2, leaves, chain, at);
+      digests = version2 ? leaves : chain;
       hashed[index] = 1;
     } catch (error) {
       findings.fail('canonical', `no RFC 8785 canonical form: ${(error as Error).message}`, item);
@@ -139,8 +172,12 @@ export function checkRecords(
         item,
       ]);
     }
-    const expectedPrev = head === undefined ? null : head.digest;
-    if (head === undefined ? record.prev !== null && record.run_seq === 0 : record.prev !== expectedPrev) {
+    if (
+      head === undefined
+        ? record.prev !== null && record.run_seq === 0
+        : head.digests === undefined || !namesDigest(record.prev, head.digests, head.at)
+    ) {
+      const expectedPrev = head?.digests === undefined ? undefined : digestText(head.digests, head.at);
       chainFailures.push([
         'chain',
         head === undefined
@@ -149,19 +186,23 @@ export function checkRecords(
         item,
       ]);
     }
-    if (head === undefined) heads.set(record.run_id, { run_seq: record.run_seq, digest });
+    if (head === undefined) heads.set(record.run_id, { run_seq: record.run_seq, digests, at, index });
     else {
       head.run_seq = record.run_seq;
-      head.digest = digest;
+      head.digests = digests;
+      head.at = at;
+      head.index = index;
     }
   }
   for (const [check, message, record] of later.concat(chainFailures)) findings.fail(check, message, record);
-  return { raw, records, leaves, hashed };
+  const lastOfRun = new Map<string, number>();
+  for (const [runId, head] of heads) lastOfRun.set(runId, head.index);
+  return { raw, records, leaves, hashed, lastOfRun };
 }
 
 /** The runs of the bundle, each with its last record. */
 export function lastRecordOfRuns(checked: CheckedRecords): Map<string, LedgerRecord> {
   const last = new Map<string, LedgerRecord>();
-  for (const record of checked.records) if (record !== undefined) last.set(record.run_id, record);
+  for (const [runId, index] of checked.lastOfRun) last.set(runId, checked.records[index] as LedgerRecord);
   return last;
 }

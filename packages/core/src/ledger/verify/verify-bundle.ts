@@ -166,8 +166,11 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
  * {@link verifyBundle} of a bundle file's text, read losslessly (see `parseBundleText`): a record
  * line with a duplicate key or in any but its canonical form fails `canonical`, naming its line;
  * in the one-record-a-line layout each line's bytes are hashed as read. Never throws.
+ *
+ * @param text the file's text, or its bytes (UTF-8) as read from disk: the faster input, as the
+ *   records' lines are then decoded apart from the first line (see `parseBundleText`).
  */
-export function verifyBundleText(text: string, options: VerifyOptions = {}): VerifyReport {
+export function verifyBundleText(text: string | Uint8Array, options: VerifyOptions = {}): VerifyReport {
   let read: BundleText;
   try {
     read = parseBundleText(text);
