@@ -117,7 +117,7 @@ def _write(
             for position, (key, item) in enumerate(value.items()):
                 if position:
                     parts.append(",")
-                parts.append(json.dumps(_key_text(key), ensure_ascii=ensure_ascii))
+                parts.append(json.dumps(key_text(key), ensure_ascii=ensure_ascii))
                 parts.append(":")
                 _write(item, parts, ensure_ascii, allow_nan, default, open_containers)
             parts.append("}")
@@ -135,13 +135,21 @@ def _write(
         raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _key_text(key: Any) -> str:
+def key_text(key: Any, *, lenient: bool = False) -> str:
+    """
+    A dict key as the JavaScript object key it becomes: a string as is, a float by
+    Number::toString, an int, bool or None as JSON writes it.
+
+    :param lenient: any other key becomes ``str(key)`` (for markers over values that are not
+        JSON) instead of raising.
+    :raises TypeError: for any other key, as :func:`json.dumps` does, unless ``lenient``.
+    """
     if isinstance(key, str):
         return key
     if isinstance(key, bool) or key is None:
         return json.dumps(key)
     if isinstance(key, float):
         return number_to_string(key)
-    if isinstance(key, int):
+    if isinstance(key, int) or lenient:
         return str(key)
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")

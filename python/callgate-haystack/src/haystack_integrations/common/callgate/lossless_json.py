@@ -40,7 +40,7 @@ import re
 from typing import Any
 
 from .ecmascript import dumps as ecmascript_dumps
-from .ecmascript import number_to_string
+from .ecmascript import key_text, number_to_string
 
 __all__ = ["decode", "encode", "normalized_marker"]
 
@@ -185,7 +185,7 @@ def _javascript_order(value: dict[Any, Any]) -> list[tuple[str, Any]]:
     OrdinaryOwnPropertyKeys): array indexes (``"0"``, ``"7"``, up to 2^32−2) in ascending numeric
     order first, then the other keys in insertion order.
     """
-    entries = [(_key_text(key), item) for key, item in value.items()]
+    entries = [(key_text(key, lenient=True), item) for key, item in value.items()]
     indexes = [(key, item) for key, item in entries if _array_index(key)]
     if not indexes:
         return entries
@@ -195,17 +195,6 @@ def _javascript_order(value: dict[Any, Any]) -> list[tuple[str, Any]]:
 
 def _array_index(key: str) -> bool:
     return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
-
-
-def _key_text(key: Any) -> str:
-    """A key as the JavaScript object key it becomes (a float key by Number::toString)."""
-    if isinstance(key, str):
-        return key
-    if isinstance(key, bool) or key is None:
-        return json.dumps(key)
-    if isinstance(key, float):
-        return number_to_string(key)
-    return str(key)
 
 
 def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
