@@ -2,6 +2,7 @@
 // successful consume is remembered for its call attempt (an outcome may then claim it), a failed
 // one is recorded as a `refusal` and ends the call it names `denied`.
 import { CallgateError, type StoredGrant } from '@callgate/protocol';
+import type { CallRow } from '../store/store.js';
 import type { GateContext } from './context.js';
 import { consumeGrant, type GrantBinding } from './grants.js';
 import { recordOutcome } from './outcomes.js';
@@ -38,10 +39,18 @@ export async function consumeRecorded(
 ): Promise<StoredGrant> {
   let grant: StoredGrant;
   try {
-    if ((await openRun(binding.run_id)) === undefined)
+    const state = await openRun(binding.run_id);
+    if (state === undefined)
       throw new CallgateError(
         'grant-invalid',
         `run ${binding.run_id} is not open (ended or unknown): no call of it may run now`,
+        { call_id: binding.call_id },
+      );
+    const ended = endedCall(state, binding);
+    if (ended !== undefined)
+      throw new CallgateError(
+        'grant-invalid',
+        `call ${ended.call_id} attempt ${ended.attempt} already ended (${ended.outcome}): its grant may not run it now`,
         { call_id: binding.call_id },
       );
     grant = await consumeGrant(context.store, token, binding, context.clock());
@@ -52,6 +61,19 @@ export async function consumeRecorded(
   }
   markConsumed(await openRun(binding.run_id), grant);
   return grant;
+}
+
+/**
+ * The call attempt a grant for `binding` is for, when it has already ended: an ended call never
+ * runs, so its unused grant is dead (else the tool would run a call the ledger says was denied
+ * or not completed, with no record of it).
+ */
+function endedCall(
+  state: RunState,
+  binding: Pick<GrantBinding, 'call_id' | 'arguments_digest'>,
+): CallRow | undefined {
+  const call = state.attemptFor(binding.call_id, binding.arguments_digest);
+  return call !== undefined && call.outcome !== undefined ? call : undefined;
 }
 
 async function refuseConsume(
@@ -103,7 +125,9 @@ export async function consumeOutstanding(
   const now = context.clock();
   const principalOf = new Map<string, string | undefined>();
   for (const grant of await context.store.findGrants({ ...find, now })) {
-    if ((await openRun(grant.run_id)) === undefined) continue; // its run ended: it may not run now
+    const state = await openRun(grant.run_id);
+    if (state === undefined) continue; // its run ended: it may not run now
+    if (endedCall(state, grant) !== undefined) continue; // its call ended: it may not run now
     if (principal !== undefined) {
       if (!principalOf.has(grant.run_id))
         principalOf.set(grant.run_id, (await context.store.getRun(grant.run_id))?.principal);

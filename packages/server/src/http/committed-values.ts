@@ -6,9 +6,12 @@ import { CallgateError } from '@callgate/protocol';
 
 /**
  * Paths of body values that are committed (or checked call by call), never written into a record:
- * a message's content, an outcome's result and arguments, a call's arguments.
+ * a message's content, an outcome's result and arguments — alone, or in the `outcomes` list that
+ * `/outcomes`, `/decisions` and `/end` carry, each with every check a single outcome gets — and a
+ * call's arguments.
  */
-const COMMITTED = /^body(?:\.message\.content|\.content|\.result|\.arguments|\.calls\[\d+\]\.arguments)$/;
+const COMMITTED =
+  /^body(?:\.message\.content|\.content|\.result|\.arguments|\.calls\[\d+\]\.arguments|\.outcomes\[\d+\]\.(?:result|arguments))$/;
 
 const keyPath = (path: string, key: string) =>
   /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
