@@ -44,7 +44,7 @@ import type { LedgerRecord } from '@callgate/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf } from '../e2e/gateway/harness.js';
 import { type Answer, FidelityWorld, type SeenRequest } from './fidelity-world.js';
-import { checkCallEnds } from './generated/runs.js';
+import { checkCallEnds } from './generated/checks.js';
 
 /** What a row expects of one answer (see the table's $comment). */
 interface Expect {

@@ -10,6 +10,7 @@ import {
   adapterWorld,
   type ModelCall,
 } from '../../../test/conformance/generated/adapter-world.js';
+import { Tally } from '../../../test/conformance/generated/checks.js';
 import {
   EXAMPLES,
   GENERATED_TOOLS,
@@ -17,7 +18,6 @@ import {
   runArbitrary,
   runCount,
   runSeed,
-  Tally,
 } from '../../../test/conformance/generated/runs.js';
 import { createAiSdkGate } from './index.js';
 

@@ -10,6 +10,7 @@ import {
   adapterWorld,
   type ModelCall,
 } from '../../../test/conformance/generated/adapter-world.js';
+import { Tally } from '../../../test/conformance/generated/checks.js';
 import {
   argumentsOf,
   EXAMPLES,
@@ -18,7 +19,6 @@ import {
   runArbitrary,
   runCount,
   runSeed,
-  Tally,
 } from '../../../test/conformance/generated/runs.js';
 import { callgateMiddleware } from './index.js';
 

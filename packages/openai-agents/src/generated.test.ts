@@ -19,6 +19,7 @@ import {
   type ModelCall,
   Rewrites,
 } from '../../../test/conformance/generated/adapter-world.js';
+import { Tally } from '../../../test/conformance/generated/checks.js';
 import {
   EXAMPLES,
   GENERATED_TOOLS,
@@ -26,7 +27,6 @@ import {
   runArbitrary,
   runCount,
   runSeed,
-  Tally,
 } from '../../../test/conformance/generated/runs.js';
 import { createAgentsGate } from './index.js';
 

@@ -7,8 +7,8 @@ import { CallbackApprovalPort, Engine, loadPolicy, MemoryStore } from '@callgate
 import { type Governor, localGovernor } from '@callgate/core/adapter';
 import { generateEd25519KeyPair } from '@callgate/core/crypto';
 import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
+import { checkRun, type Tally } from './checks.js';
 import {
-  checkRun,
   GENERATED_POLICY,
   GENERATED_TOOLS,
   type GeneratedCall,
@@ -17,7 +17,6 @@ import {
   modelSteps,
   type ReviewerAct,
   resultOf,
-  type Tally,
   type ToolAct,
 } from './runs.js';
 

@@ -19,9 +19,9 @@
 import { createInterface } from 'node:readline';
 import { recordable } from '@callgate/core/json';
 import type { LedgerRecord } from '@callgate/protocol';
+import { checkRun } from './checks.ts';
 import {
   COUNTEREXAMPLES,
-  checkRun,
   GENERATED_POLICY,
   GENERATED_TOOLS,
   type GeneratedRun,

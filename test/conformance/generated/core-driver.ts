@@ -5,16 +5,15 @@ import { generateEd25519KeyPair } from '@callgate/core/crypto';
 import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import type { ToolCall } from '@callgate/protocol';
 import { expect } from 'vitest';
+import { checkRun, type Tally } from './checks.js';
 import {
   argumentsOf,
-  checkRun,
   GENERATED_POLICY,
   GENERATED_TOOLS,
   type GeneratedRun,
   idOf,
   type ReviewerAct,
   resultOf,
-  type Tally,
   TOOL_NAMES,
 } from './runs.js';
 

@@ -2,8 +2,9 @@
 // approval port), checked from outside after each run. `npm run fuzz` runs many more.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { Tally } from './checks.js';
 import { runThroughCore } from './core-driver.js';
-import { EXAMPLES, runArbitrary, runCount, runSeed, Tally } from './runs.js';
+import { EXAMPLES, runArbitrary, runCount, runSeed } from './runs.js';
 
 describe('generated runs through core executeStep', () => {
   it(

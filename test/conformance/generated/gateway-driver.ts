@@ -12,14 +12,8 @@ import type { Engine } from '@callgate/core';
 import { TEST_TOOLS, testEngine } from '@callgate/testing';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connectClient, ROOT, type ServedGateway, serveGateway } from '../../e2e/gateway/harness.js';
-import {
-  checkRun,
-  type GeneratedCall,
-  type GeneratedRun,
-  type ReviewerAct,
-  type Tally,
-  type ToolChoice,
-} from './runs.js';
+import { checkRun, type Tally } from './checks.js';
+import type { GeneratedCall, GeneratedRun, ReviewerAct, ToolChoice } from './runs.js';
 
 const UPSTREAM = resolve(ROOT, 'test/e2e/gateway/fidelity-upstream.mjs');
 

@@ -3,8 +3,9 @@
 // CALLGATE_FUZZ_CONCURRENCY (default 4) at once, each in its own session and run.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Tally } from './checks.js';
 import { GatewayWorlds } from './gateway-driver.js';
-import { EXAMPLES, runCount, runSeed, runsOf, Tally } from './runs.js';
+import { EXAMPLES, runCount, runSeed, runsOf } from './runs.js';
 
 const worlds = new GatewayWorlds();
 const concurrency = Math.max(1, Number(process.env.CALLGATE_FUZZ_CONCURRENCY ?? 4) || 4);

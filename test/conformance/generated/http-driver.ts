@@ -7,15 +7,14 @@ import { generateEd25519KeyPair } from '@callgate/core/crypto';
 import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { createApiKey, createApp } from '@callgate/server';
 import { expect } from 'vitest';
+import { checkRun, type Tally } from './checks.js';
 import {
   argumentsOf,
-  checkRun,
   GENERATED_POLICY,
   GENERATED_TOOLS,
   type GeneratedCall,
   type GeneratedRun,
   idOf,
-  type Tally,
   TOOL_NAMES,
 } from './runs.js';
 

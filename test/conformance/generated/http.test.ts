@@ -4,8 +4,9 @@
 // their digits. Checked from outside after each run.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { Tally } from './checks.js';
 import { runThroughHttp } from './http-driver.js';
-import { EXAMPLES, runArbitrary, runCount, runSeed, Tally } from './runs.js';
+import { EXAMPLES, runArbitrary, runCount, runSeed } from './runs.js';
 
 describe('generated runs through the HTTP API', () => {
   it(
