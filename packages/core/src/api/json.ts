@@ -3,4 +3,10 @@
 // by json.test.ts; add names deliberately.
 
 export type { NormalizedMarker, NormalizeReason, Recordable } from '../json/normalize.js';
-export { isNormalizedMarker, MAX_RECORDED_BYTES, NORMALIZE_RULE, recordable } from '../json/normalize.js';
+export {
+  isNormalizedMarker,
+  MAX_RECORDED_BYTES,
+  NORMALIZE_RULE,
+  NORMALIZE_RULE_2,
+  recordable,
+} from '../json/normalize.js';
