@@ -17,6 +17,7 @@ describe('@callgate/core public API', () => {
         "formatDuration",
         "isCallgateError",
         "loadPolicy",
+        "numberHeldExactly",
         "parseDuration",
         "parseJsonLossless",
         "readArguments",

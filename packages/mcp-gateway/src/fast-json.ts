@@ -4,6 +4,7 @@
 // guarantees both, at several times the cost of `JSON.parse`. Most messages hold no number a
 // double rounds and no repeated key, and for those the two parsers give the same value; this
 // file tells which messages those are, cheaply, so the lossless parser runs only on the others.
+import { numberHeldExactly } from '@callgate/core';
 
 /** Object keys the lossless path refuses anywhere in a value (see core's safe-json). */
 const POLLUTING_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -13,7 +14,10 @@ export const NEEDS_LOSSLESS: unique symbol = Symbol('needs-lossless');
 
 /**
  * The members (`"key": value` pairs) written in `text`, counted as the colons outside strings;
- * -1 when the text nests deeper than `maxDepth` (the lossless path refuses it, saying where).
+ * -1 when the text nests deeper than `maxDepth` (the lossless path refuses it, saying where) or
+ * holds a number token with a fraction or exponent whose digits its double does not hold
+ * (`1000.00000000000001`, `1e-400`; see core's `numberHeldExactly`): `JSON.parse` would round it
+ * silently. Only a token with an exponent, or with a fraction and more than 15 digits, is checked.
  */
 function membersWritten(text: string, maxDepth: number): number {
   let members = 0;
@@ -27,11 +31,34 @@ function membersWritten(text: string, maxDepth: number): number {
       else if (code === 34) inString = false;
     } else if (code === 34) inString = true;
     else if (code === 58) members++;
-    else if (code === 123 || code === 91) {
+    else if (code === 46 || code === 101 || code === 69) {
+      // A fraction or an exponent: read the whole number token around it.
+      let start = index;
+      while (start > 0 && isNumberCharacter(text.charCodeAt(start - 1))) start--;
+      let end = index + 1;
+      while (end < text.length && isNumberCharacter(text.charCodeAt(end))) end++;
+      let digits = 0;
+      let exponent = false;
+      for (let at = start; at < end; at++) {
+        const character = text.charCodeAt(at);
+        if (character >= 48 && character <= 57) digits++;
+        else if (character === 101 || character === 69) exponent = true;
+      }
+      // Letters outside strings are `true`, `false` and `null` (their `e`), or invalid JSON.
+      if (digits > 0 && (exponent || digits > 15) && !numberHeldExactly(text.slice(start, end))) return -1;
+      index = end - 1;
+    } else if (code === 123 || code === 91) {
       if (++depth > maxDepth) return -1;
     } else if (code === 125 || code === 93) depth--;
   }
   return members;
+}
+
+/** A character of a JSON number token: a digit, `-`, `+`, `.`, `e` or `E`. */
+function isNumberCharacter(code: number): boolean {
+  return (
+    (code >= 48 && code <= 57) || code === 45 || code === 43 || code === 46 || code === 101 || code === 69
+  );
 }
 
 /**
@@ -65,8 +92,8 @@ function membersParsed(value: unknown): number {
 /**
  * `JSON.parse(text)` when that value is exactly what the lossless parser would return: the text
  * is valid JSON nested at most `maxDepth` deep, every number in it is a finite double that is
- * not an integer beyond ±(2^53−1) (so `JSON.parse` kept its value; the lossless path turns such
- * numbers into the same doubles), no object lost a member to a repeated key (the members
+ * not an integer beyond ±(2^53−1) and whose digits the double holds exactly (so `JSON.parse` kept
+ * its value; the lossless path turns such numbers into the same doubles), no object lost a member to a repeated key (the members
  * written equal the members parsed), and no key is one the lossless path refuses. Otherwise
  * {@link NEEDS_LOSSLESS}: the caller parses losslessly, which keeps the digits or refuses
  * with a message saying what and where.

@@ -46,7 +46,10 @@ const exponentPart = fc.oneof(
 /** Random decimal tokens: signs, leading and trailing zeros, fractions, exponents. */
 const randomToken = fc
   .tuple(fc.constantFrom('', '-'), wholePart, fc.option(digits(1, 40), { nil: undefined }), exponentPart)
-  .map(([sign, whole, fraction, exponent]) => `${sign}${whole}${fraction === undefined ? '' : `.${fraction}`}${exponent}`);
+  .map(
+    ([sign, whole, fraction, exponent]) =>
+      `${sign}${whole}${fraction === undefined ? '' : `.${fraction}`}${exponent}`,
+  );
 
 /** A double's own text, perhaps respelled (zeros appended, exponent shifted) or with digits added. */
 const nearDouble = fc

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
 import { LosslessNumber } from 'lossless-json';
+import { describe, expect, it } from 'vitest';
 import { sha256Digest } from '../crypto.js';
 import { numberHeldExactly } from './exact-number.js';
 import { isNormalizedMarker, NORMALIZE_RULE, NORMALIZE_RULE_2, recordable } from './normalize.js';
