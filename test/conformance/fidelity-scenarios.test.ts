@@ -74,7 +74,7 @@ interface Step {
 
 interface Row {
   id: string;
-  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h';
+  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i';
   title: string;
   ingress: 'http' | 'mcp-http' | 'mcp-stdio' | 'verifier';
   profile?: string;
@@ -266,9 +266,9 @@ async function playMcp(row: Row) {
 }
 
 describe('fixed scenarios of record fidelity (fidelity-scenarios.json)', () => {
-  it('has at least one row for each class a–h', () => {
+  it('has at least one row for each class a–i', () => {
     expect(new Set(TABLE.rows.map((row) => row.class))).toEqual(
-      new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']),
+      new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i']),
     );
     expect(new Set(TABLE.rows.map((row) => row.id)).size).toBe(TABLE.rows.length);
   });
