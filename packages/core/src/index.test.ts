@@ -17,7 +17,6 @@ describe('@callgate/core public API', () => {
         "formatDuration",
         "isCallgateError",
         "loadPolicy",
-        "numberHeldExactly",
         "parseDuration",
         "parseJsonLossless",
         "readArguments",

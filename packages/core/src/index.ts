@@ -36,7 +36,6 @@ export type { CallOutcomeReport } from './gate/outcomes.js';
 export type { RegisteredTool } from './gate/registry.js';
 export { ToolRegistry } from './gate/registry.js';
 export type { StepOutcome } from './gate/step-outcomes.js';
-export { numberHeldExactly } from './json/exact-number.js';
 export type { JsonLimits } from './json/safe-json.js';
 export { parseJsonLossless, readArguments } from './json/safe-json.js';
 export { truncateText } from './json/text.js';

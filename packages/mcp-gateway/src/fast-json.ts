@@ -4,7 +4,7 @@
 // guarantees both, at several times the cost of `JSON.parse`. Most messages hold no number a
 // double rounds and no repeated key, and for those the two parsers give the same value; this
 // file tells which messages those are, cheaply, so the lossless parser runs only on the others.
-import { numberHeldExactly } from '@callgate/core';
+import { numberHeldExactly } from '@callgate/core/json';
 
 /** Object keys the lossless path refuses anywhere in a value (see core's safe-json). */
 const POLLUTING_KEYS = new Set(['__proto__', 'constructor', 'prototype']);

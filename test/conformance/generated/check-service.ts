@@ -19,8 +19,7 @@
 // - {"op":"exact","texts":[...]} → {held:[...]}: core's `numberHeldExactly` of each number token
 //   (whether its double holds its digits exactly, docs/ledger.md invariant 4).
 import { createInterface } from 'node:readline';
-import { numberHeldExactly } from '@callgate/core';
-import { recordable } from '@callgate/core/json';
+import { numberHeldExactly, recordable } from '@callgate/core/json';
 import type { LedgerRecord } from '@callgate/protocol';
 import { checkRun } from './checks.ts';
 import {

@@ -9,6 +9,7 @@ describe('@callgate/core/json public API', () => {
         "NORMALIZE_RULE",
         "NORMALIZE_RULE_2",
         "isNormalizedMarker",
+        "numberHeldExactly",
         "recordable",
       ]
     `);

@@ -36,7 +36,7 @@ function describeNumber(text: string, path: string): number {
 function notHeldMessage(path: string, text: string): string {
   const number = Number(text);
   if (!Number.isFinite(number)) return `${path}: the number ${text} is too large to represent`;
-  if (Number.isInteger(number) && !Number.isSafeInteger(number) && /^-?\d+$/.test(text))
+  if (Number.isInteger(number) && !Number.isSafeInteger(number))
     return `${path}: the integer ${text} is beyond ±(2^53−1) and would lose precision; send it as a string`;
   return `${path}: the number ${text} has more precision or range than a double holds (it would be read as ${String(number)}); send it as a string`;
 }

@@ -2,7 +2,8 @@
 // 4): a decimal whose digits a double does not hold is refused in tool arguments quoting it as
 // sent, and committed under callgate-normalize/2 (`inexact-number`) in messages and results;
 // one it holds (another spelling of the same double) is gated as that number.
-import { type LedgerRecord, numberHeldExactly } from '@callgate/core';
+import type { LedgerRecord } from '@callgate/core';
+import { numberHeldExactly } from '@callgate/core/json';
 import { testApp } from '@callgate/testing/server';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
