@@ -78,7 +78,10 @@ export function numberHeldExactly(text: string): boolean {
   if (!exponent && digits <= 15) return true;
   const number = Number(text);
   if (!Number.isFinite(number)) return false;
+  const written = String(number);
+  // The usual case: a double as JavaScript (or any shortest-digits writer) wrote it.
+  if (written === text) return true;
   const sent = decimalOf(text);
-  const held = decimalOf(String(number));
+  const held = decimalOf(written);
   return sent.digits === held.digits && sent.exponent === held.exponent && sent.negative === held.negative;
 }
