@@ -175,7 +175,10 @@ export class GatewayWorld {
         return { raw: `${JSON.stringify(base).slice(0, -1)},"n":9007199254740993}`, tag };
       case 'inexact-decimal':
         return {
-          raw: `${JSON.stringify(base).slice(0, -1)},"x":${INEXACT_DECIMALS[index % INEXACT_DECIMALS.length]}}`,
+          raw: JSON.stringify(base).replace(
+            `"amount":${amount}`,
+            `"amount":${INEXACT_DECIMALS[index % INEXACT_DECIMALS.length]}`,
+          ),
           tag,
         };
       case 'lone-surrogate':

@@ -113,12 +113,17 @@ export function argumentsOf(call: GeneratedCall, index: number): { value: unknow
       return { value: JSON.stringify(base).slice(0, -3), valid: false };
     case 'huge-integer':
       return { value: `${JSON.stringify(base).slice(0, -1)},"n":9007199254740993}`, valid: false };
-    case 'inexact-decimal':
-      // Digits a double does not hold: JSON.parse would read 1000 (docs/ledger.md, invariant 4).
-      return {
-        value: `${JSON.stringify(base).slice(0, -1)},"x":${INEXACT_DECIMALS[index % INEXACT_DECIMALS.length]}}`,
-        valid: false,
-      };
+    case 'inexact-decimal': {
+      // Digits a double does not hold, where the policy reads them (`args.amount`) when the tool
+      // has a number: JSON.parse would read 1000, 0, 0.1 or 2 (docs/ledger.md, invariant 4).
+      const decimal = INEXACT_DECIMALS[index % INEXACT_DECIMALS.length];
+      const text = JSON.stringify(base);
+      const value =
+        'amount' in base
+          ? text.replace(`"amount":${base.amount}`, `"amount":${decimal}`)
+          : `${text.slice(0, -1)},"x":${decimal}}`;
+      return { value, valid: false };
+    }
     case 'lone-surrogate':
       return { value: { ...base, [firstKey]: `x\uD800y` }, valid: false };
     case 'nan':
