@@ -31,34 +31,26 @@ function membersWritten(text: string, maxDepth: number): number {
       else if (code === 34) inString = false;
     } else if (code === 34) inString = true;
     else if (code === 58) members++;
-    else if (code === 46 || code === 101 || code === 69) {
-      // A fraction or an exponent: read the whole number token around it.
-      let start = index;
-      while (start > 0 && isNumberCharacter(text.charCodeAt(start - 1))) start--;
+    else if (code === 45 || (code >= 48 && code <= 57)) {
+      // A number token: read to its end, once, counting digits and noting a fraction or exponent.
       let end = index + 1;
-      while (end < text.length && isNumberCharacter(text.charCodeAt(end))) end++;
-      let digits = 0;
+      let digits = code === 45 ? 0 : 1;
+      let fraction = false;
       let exponent = false;
-      for (let at = start; at < end; at++) {
-        const character = text.charCodeAt(at);
+      for (; end < text.length; end++) {
+        const character = text.charCodeAt(end);
         if (character >= 48 && character <= 57) digits++;
+        else if (character === 46) fraction = true;
         else if (character === 101 || character === 69) exponent = true;
+        else if (character !== 43 && character !== 45) break;
       }
-      // Letters outside strings are `true`, `false` and `null` (their `e`), or invalid JSON.
-      if (digits > 0 && (exponent || digits > 15) && !numberHeldExactly(text.slice(start, end))) return -1;
+      if ((exponent || (fraction && digits > 15)) && !numberHeldExactly(text.slice(index, end))) return -1;
       index = end - 1;
     } else if (code === 123 || code === 91) {
       if (++depth > maxDepth) return -1;
     } else if (code === 125 || code === 93) depth--;
   }
   return members;
-}
-
-/** A character of a JSON number token: a digit, `-`, `+`, `.`, `e` or `E`. */
-function isNumberCharacter(code: number): boolean {
-  return (
-    (code >= 48 && code <= 57) || code === 45 || code === 43 || code === 46 || code === 101 || code === 69
-  );
 }
 
 /**
