@@ -32,19 +32,20 @@ function membersWritten(text: string, maxDepth: number): number {
     } else if (code === 34) inString = true;
     else if (code === 58) members++;
     else if (code === 45 || (code >= 48 && code <= 57)) {
-      // A number token: read to its end, once, counting digits and noting a fraction or exponent.
+      // A number token: read to its end, once, noting a fraction or an exponent. Its length bounds
+      // its digits: a token of 16 characters or fewer has at most 15 digits after a `.`.
       let end = index + 1;
-      let digits = code === 45 ? 0 : 1;
       let fraction = false;
       let exponent = false;
       for (; end < text.length; end++) {
         const character = text.charCodeAt(end);
-        if (character >= 48 && character <= 57) digits++;
-        else if (character === 46) fraction = true;
+        if (character >= 48 && character <= 57) continue;
+        if (character === 46) fraction = true;
         else if (character === 101 || character === 69) exponent = true;
         else if (character !== 43 && character !== 45) break;
       }
-      if ((exponent || (fraction && digits > 15)) && !numberHeldExactly(text.slice(index, end))) return -1;
+      if ((exponent || (fraction && end - index > 16)) && !numberHeldExactly(text.slice(index, end)))
+        return -1;
       index = end - 1;
     } else if (code === 123 || code === 91) {
       if (++depth > maxDepth) return -1;
