@@ -38,6 +38,14 @@
 //   the string holds a lone UTF-16 surrogate"), so the call that ran could not end `ok`.
 // - h-mcp-stdio-approval-preview-cut-on-a-code-point: the elicitation message was not
 //   well-formed UTF-16 (cut between the two halves of the pair).
+// Class i (decimals a double does not hold), played against 406043e (main before the rule, its
+// packages/cli/dist): all four rows fail there.
+// - i-http-inexact-decimal-quoted-as-sent: the verdict was not refused: 1000.00000000000001 was
+//   gated as 1000 (allowed by `args.amount <= 1000`).
+// - i-http-inexact-decimals-in-message-and-result: the model message had no `content_normalized`:
+//   1e-400 was committed as 0.
+// - i-mcp-http-inexact-decimal-quoted-as-sent, i-mcp-stdio-inexact-decimal-quoted-as-sent: the
+//   call ran (echo answered) with the rounded value; no refusal quoted the digits.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LedgerRecord } from '@callgate/protocol';
@@ -74,7 +82,7 @@ interface Step {
 
 interface Row {
   id: string;
-  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h';
+  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i';
   title: string;
   ingress: 'http' | 'mcp-http' | 'mcp-stdio' | 'verifier';
   profile?: string;
@@ -266,9 +274,9 @@ async function playMcp(row: Row) {
 }
 
 describe('fixed scenarios of record fidelity (fidelity-scenarios.json)', () => {
-  it('has at least one row for each class a–h', () => {
+  it('has at least one row for each class a–i', () => {
     expect(new Set(TABLE.rows.map((row) => row.class))).toEqual(
-      new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']),
+      new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i']),
     );
     expect(new Set(TABLE.rows.map((row) => row.id)).size).toBe(TABLE.rows.length);
   });

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AdapterWorld,
   adapterWorld,
+  type Inexpressible,
   type ModelCall,
+  Rewrites,
 } from '../../../test/conformance/generated/adapter-world.js';
 import { Tally } from '../../../test/conformance/generated/checks.js';
 import {
@@ -131,6 +133,16 @@ async function runThroughAiSdk(world: AdapterWorld, run: GeneratedRun, streaming
   await state.check(gate.runId, () => gate.end(), tally);
 }
 
+/** What the AI SDK cannot carry: it parses a tool call's input text before any callgate hook. */
+const AI_SDK_CANNOT: Inexpressible[] = [
+  {
+    reason:
+      'a decimal a double does not hold: the SDK JSON.parses the tool input (rounding it) before the tool sees it',
+    applies: (call) => call.arguments === 'inexact-decimal',
+    instead: (call) => ({ ...call, arguments: 'object' }),
+  },
+];
+
 describe('generated runs through the AI SDK adapter', () => {
   let world: AdapterWorld;
   beforeAll(async () => {
@@ -142,9 +154,10 @@ describe('generated runs through the AI SDK adapter', () => {
     'hold every invariant of the record (generateText and streamText)',
     async () => {
       const tally = new Tally('ai-sdk');
+      const rewrites = new Rewrites(AI_SDK_CANNOT);
       await fc.assert(
         fc.asyncProperty(runArbitrary, fc.boolean(), (run, streaming) =>
-          runThroughAiSdk(world, run, streaming, tally),
+          runThroughAiSdk(world, rewrites.apply(run), streaming, tally),
         ),
         {
           numRuns: runCount(300),
@@ -152,7 +165,7 @@ describe('generated runs through the AI SDK adapter', () => {
           examples: EXAMPLES.map(([run]) => [run, false] as [GeneratedRun, boolean]),
         },
       );
-      console.log(`ai-sdk: ${tally}`);
+      console.log(`ai-sdk: ${tally}; played as their nearest expressible form: ${rewrites}`);
       expect(tally.runs).toBeGreaterThanOrEqual(runCount(300));
       expect(tally.refusals).toBeGreaterThan(0);
     },

@@ -108,6 +108,8 @@ describe('decodeAnswer', () => {
     ['a duplicate key', '{"a":1,"a":2}'],
     ['NaN', '{"a":NaN}'],
     ['a number out of range', '{"a":1e400}'],
+    ['a decimal a double rounds', '{"a":1000.00000000000001}'],
+    ['a decimal that underflows', '{"a":1e-400}'],
     ['text that is not JSON', '<html>'],
   ])('refuses %s', (_, text) => {
     expect(refusal(() => decodeAnswer(text)).kind).toBe('internal');

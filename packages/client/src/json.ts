@@ -1,7 +1,7 @@
 // The JSON the client writes to and reads from a callgate server (RFC 8259 text), losslessly:
 // what the caller passed is what the server sees, and what the server wrote is what the caller
 // reads (docs/ledger.md, "Invariants of the record" 4).
-import { recordable } from '@callgate/core/json';
+import { numberHeldExactly, recordable } from '@callgate/core/json';
 import { CallgateError } from '@callgate/protocol';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 
@@ -231,19 +231,28 @@ export function encodeBody(body: unknown, normalize = true): string {
   return write(body, [], new Set(), normalize ? 'body' : 'strict');
 }
 
-/** The number an answer's digits stand for: a `bigint` for an integer a double cannot hold. */
+/**
+ * The number an answer's digits stand for: a `bigint` for an integer a double cannot hold. A
+ * decimal a double does not hold exactly (`1e-400`; callgate writes none) is refused, not rounded.
+ */
 function readNumber(digits: string): number | bigint {
   const number = Number(digits);
   if (!Number.isFinite(number))
     throw new CallgateError('internal', `the number ${digits} in callgate's answer is out of range`);
   if (!Number.isSafeInteger(number) && /^-?\d+$/.test(digits)) return BigInt(digits);
+  if (!numberHeldExactly(digits))
+    throw new CallgateError(
+      'internal',
+      `the number ${digits} in callgate's answer has more digits than a double holds`,
+    );
   return number;
 }
 
 /**
  * A server's answer (JSON text) read losslessly: an integer beyond ±(2^53−1) is a `bigint` with
  * every digit (JSON.parse would round it), other numbers are numbers; a key given twice with
- * different values, the `NaN` / `Infinity` tokens and a number out of a double's range are refused.
+ * different values, the `NaN` / `Infinity` tokens, a number out of a double's range and a decimal
+ * whose digits a double does not hold exactly (core's `numberHeldExactly`) are refused.
  * Uses the lossless-json parser core and the server read bodies with.
  *
  * @returns the value; `undefined` for empty text.

@@ -10,6 +10,22 @@ const numberText = fc.oneof(
   fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map(String),
   fc.constantFrom('9007199254740993', '-9007199254740993', '9007199254740992', '1e400', '-1e400', '1E-400'),
   fc.constantFrom('-0', '0.0', '1.0', '1e2', '0.1', '123456789012345678901234567890.5', '2e53'),
+  // Decimals whose digits a double does or does not hold (JSON.parse rounds the latter silently).
+  fc.constantFrom('1000.00000000000001', '1e-400', '-1e-400', '0.1000000000000000000001', '5e-324', '1.10'),
+  fc.constantFrom(
+    '2.0000000000000001',
+    '123456789012345678.5',
+    '2.2250738585072011e-308',
+    '1E2',
+    '-0.0e-999',
+  ),
+  fc
+    .tuple(
+      fc.bigInt({ min: 0n, max: 10n ** 25n }),
+      fc.bigInt({ min: 0n, max: 10n ** 25n }),
+      fc.integer({ min: -340, max: 20 }),
+    )
+    .map(([whole, fraction, power]) => `${whole}.${fraction}e${power}`),
 );
 /** Keys, among them repeated ones and the ones the lossless path refuses. */
 const key = fc.oneof(

@@ -48,6 +48,12 @@ const AGENTS_CANNOT: Inexpressible[] = [
     applies: (call) => call.tool === 'unknown',
     instead: (call) => ({ ...call, tool: 'wipe' }),
   },
+  {
+    reason:
+      'a decimal a double does not hold: the SDK JSON.parses the arguments (rounding it) before needsApproval, the first hook',
+    applies: (call) => call.arguments === 'inexact-decimal',
+    instead: (call) => ({ ...call, arguments: 'object' }),
+  },
 ];
 
 type Item = AgentInputItem & { type?: string; callId?: string };

@@ -50,13 +50,15 @@ export const policySnapshotBody = z.object({
   policy_digest: digestSchema,
 });
 /**
- * Why a committed value was replaced by a `callgate-normalize/1` marker (it had no RFC 8785 form);
- * see docs/ledger.md, "Normalisation".
+ * Why a committed value was replaced by a `callgate-normalize/1` or `/2` marker (it had no RFC 8785
+ * form; `inexact-number`, a number whose digits a double does not hold, only under `/2`); see
+ * docs/ledger.md, "Normalisation".
  */
 export const normalizeReasonSchema = z.enum([
   'lone-surrogate',
   'non-finite-number',
   'unsafe-integer',
+  'inexact-number',
   'not-json',
   'over-size',
 ]);

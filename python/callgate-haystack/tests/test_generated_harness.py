@@ -18,7 +18,9 @@ server for the rest.
 
 What Haystack cannot carry is played as its nearest expressible form, counted by reason:
 arguments that are not JSON (a chat generator parses arguments into a dict and drops a call whose
-text does not parse, so no hook ever sees it) are played as an object.
+text does not parse, so no hook ever sees it) are played as an object, and so are arguments
+holding a decimal a float does not hold (the chat generator's ``json.loads`` has already rounded
+``1000.00000000000001`` to ``1000.0`` when a hook sees the dict: the digits never reach callgate).
 """
 
 from __future__ import annotations
@@ -88,6 +90,12 @@ HAYSTACK_CANNOT = [
         "arguments that are not JSON: a chat generator drops the call before any hook sees it",
         "arguments",
         "invalid-text",
+        "object",
+    ),
+    (
+        "a decimal a float does not hold: the chat generator's json.loads rounds it before any hook sees it",
+        "arguments",
+        "inexact-decimal",
         "object",
     ),
 ]

@@ -95,6 +95,8 @@ def test_a_result_holding_nan_is_the_marker_the_server_commits() -> None:
         (b'{"a":NaN}', "NaN is not JSON"),
         (b'{"a":-Infinity}', "-Infinity is not JSON"),
         (b'{"a":1e400}', "out of range"),
+        (b'{"a":1000.00000000000001}', "1000.00000000000001 in the server's answer has more digits"),
+        (b'{"a":1e-400}', "1e-400 in the server's answer has more digits"),
     ],
 )
 def test_answers_a_lossy_reader_would_hide_are_refused(text: bytes, says: str) -> None:

@@ -15,9 +15,11 @@
 //   Python float's repr, or NaN, Infinity, -Infinity), ECMAScript's Number::toString;
 // - {"op":"normalize","values":[Tagged...]} → {recorded:[{value,reasons}]}: what core's
 //   `recordable` commits for each value (callgate-normalize/1), the value given as a tagged tree
-//   (see `untag`) so that NaN, big integers and lone surrogates arrive as JavaScript values.
+//   (see `untag`) so that NaN, big integers and lone surrogates arrive as JavaScript values;
+// - {"op":"exact","texts":[...]} → {held:[...]}: core's `numberHeldExactly` of each number token
+//   (whether its double holds its digits exactly, docs/ledger.md invariant 4).
 import { createInterface } from 'node:readline';
-import { recordable } from '@callgate/core/json';
+import { numberHeldExactly, recordable } from '@callgate/core/json';
 import type { LedgerRecord } from '@callgate/protocol';
 import { checkRun } from './checks.ts';
 import {
@@ -138,6 +140,8 @@ function answer(request: any): unknown {
     }
     case 'numbers':
       return { strings: (request.texts as string[]).map((text) => String(Number(text))) };
+    case 'exact':
+      return { held: (request.texts as string[]).map((text) => numberHeldExactly(text)) };
     case 'normalize':
       return {
         recorded: (request.values as Tagged[]).map((tagged) => {

@@ -4,7 +4,10 @@
 // the pinned key; and the counts a fuzz pass prints.
 import { verifyBundle } from '@callgate/core/ledger';
 import type { Bundle, LedgerRecord } from '@callgate/protocol';
-import type { GeneratedCall } from './runs.js';
+import type { ArgumentForm, GeneratedCall } from './runs.js';
+
+/** Argument forms holding a number a double does not hold: the gate must refuse them. */
+const ROUNDED_BY_A_DOUBLE: ReadonlySet<ArgumentForm> = new Set(['huge-integer', 'inexact-decimal']);
 
 /** What an integration observed of one run, to be checked from outside. */
 export interface Observed {
@@ -107,6 +110,9 @@ export function checkCallEnds(records: readonly LedgerRecord[]): Map<string, num
  * Checks one run from outside; throws an Error naming the first violation:
  * - one result per call in each step, whose call ids are the decisions' ids;
  * - the call records hold (see {@link checkCallEnds});
+ * - a call whose arguments hold a number a double does not hold (an integer beyond ±(2^53−1), a
+ *   decimal such as 1000.00000000000001) is refused (`tool-args-invalid`), never cleared on a
+ *   rounded reading: counted when the run has one decision per call sent;
  * - no side effect of a call that was not cleared, and at most one per cleared call attempt;
  * - the bundle verifies `--strict` against the pinned key.
  */
@@ -122,6 +128,19 @@ export function checkRun(observed: Observed, tally?: Tally): void {
     if (got !== sent) fail(`step ${step}: ${sent} calls but ${got} results in the next model request`);
   }
   const cleared = checkCallEnds(records);
+  const decisions = records.filter((record) => record.type === 'call-decision');
+  const sent = observed.steps.flat();
+  if (decisions.length === sent.length) {
+    // Counted, not matched call by call: integrations decide a step's calls in their own order.
+    const rounded = sent.filter((call) => call.tool !== 'unknown' && ROUNDED_BY_A_DOUBLE.has(call.arguments));
+    const refused = decisions.filter(
+      (record) => record.type === 'call-decision' && record.error_kind === 'tool-args-invalid',
+    );
+    if (refused.length < rounded.length)
+      fail(
+        `${rounded.length} calls held a number a double does not hold (${rounded.map((call) => call.arguments).join(', ')}) but only ${refused.length} were refused as tool-args-invalid`,
+      );
+  }
   for (const [callId, count] of observed.sideEffects) {
     const allowedRuns = cleared.get(callId) ?? 0;
     if (count > allowedRuns)

@@ -13,7 +13,13 @@ import { TEST_TOOLS, testEngine } from '@callgate/testing';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connectClient, ROOT, type ServedGateway, serveGateway } from '../../e2e/gateway/harness.js';
 import { checkRun, type Tally } from './checks.js';
-import type { GeneratedCall, GeneratedRun, ReviewerAct, ToolChoice } from './runs.js';
+import {
+  type GeneratedCall,
+  type GeneratedRun,
+  INEXACT_DECIMALS,
+  type ReviewerAct,
+  type ToolChoice,
+} from './runs.js';
 
 const UPSTREAM = resolve(ROOT, 'test/e2e/gateway/fidelity-upstream.mjs');
 
@@ -167,6 +173,14 @@ export class GatewayWorld {
         return { raw: JSON.stringify(JSON.stringify(base).slice(0, -3)), tag };
       case 'huge-integer':
         return { raw: `${JSON.stringify(base).slice(0, -1)},"n":9007199254740993}`, tag };
+      case 'inexact-decimal':
+        return {
+          raw: JSON.stringify(base).replace(
+            `"amount":${amount}`,
+            `"amount":${INEXACT_DECIMALS[index % INEXACT_DECIMALS.length]}`,
+          ),
+          tag,
+        };
       case 'lone-surrogate':
         return { raw: JSON.stringify({ ...base, note: 'x\uD800y' }), tag };
       case 'nan':

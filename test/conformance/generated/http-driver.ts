@@ -33,7 +33,10 @@ function bodyText(value: unknown, raw: string[]): string {
 function httpArguments(call: GeneratedCall, index: number, raw: string[]): unknown {
   const { value } = argumentsOf(call, index);
   if (call.arguments === 'nan') return JSON.stringify(value).replace('null', 'NaN');
-  if (call.arguments === 'huge-integer' && typeof value === 'string') {
+  if (
+    (call.arguments === 'huge-integer' || call.arguments === 'inexact-decimal') &&
+    typeof value === 'string'
+  ) {
     raw.push(value); // the object itself, written with the digits as sent
     return `__RAW_${raw.length - 1}__`;
   }
@@ -43,8 +46,8 @@ function httpArguments(call: GeneratedCall, index: number, raw: string[]): unkno
 /** A tool result as an agent reports it: non-canonical values in their JSON wire forms. */
 function httpResult(call: GeneratedCall, index: number, raw: string[]): unknown {
   if (call.act !== 'non-canonical') return { done: index };
-  if (index % 2 === 0) return { text: 'bad \uDC00' };
-  raw.push('{"id":12345678901234567890}');
+  if (index % 3 === 0) return { text: 'bad \uDC00' };
+  raw.push(index % 3 === 1 ? '{"id":12345678901234567890}' : '{"ratio":1e-400}');
   return `__RAW_${raw.length - 1}__`;
 }
 

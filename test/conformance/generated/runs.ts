@@ -15,6 +15,7 @@ export type ArgumentForm =
   | 'json-text'
   | 'invalid-text'
   | 'huge-integer'
+  | 'inexact-decimal'
   | 'lone-surrogate'
   | 'nan'
   | 'missing';
@@ -84,6 +85,14 @@ export const GENERATED_TOOLS = [
   { name: 'wipe', inputSchema: objectOf({ path: { type: 'string' } }, ['path']) },
 ];
 
+/** Decimal texts whose digits a double does not hold (rounded, underflowing, long). */
+export const INEXACT_DECIMALS = [
+  '1000.00000000000001',
+  '1e-400',
+  '0.1000000000000000000001',
+  '2.0000000000000001',
+];
+
 /** Arguments a call carries (an object, JSON text, or nothing) and whether the gate can accept them. */
 export function argumentsOf(call: GeneratedCall, index: number): { value: unknown; valid: boolean } {
   const base: Record<string, unknown> =
@@ -104,6 +113,17 @@ export function argumentsOf(call: GeneratedCall, index: number): { value: unknow
       return { value: JSON.stringify(base).slice(0, -3), valid: false };
     case 'huge-integer':
       return { value: `${JSON.stringify(base).slice(0, -1)},"n":9007199254740993}`, valid: false };
+    case 'inexact-decimal': {
+      // Digits a double does not hold, where the policy reads them (`args.amount`) when the tool
+      // has a number: JSON.parse would read 1000, 0, 0.1 or 2 (docs/ledger.md, invariant 4).
+      const decimal = INEXACT_DECIMALS[index % INEXACT_DECIMALS.length];
+      const text = JSON.stringify(base);
+      const value =
+        'amount' in base
+          ? text.replace(`"amount":${base.amount}`, `"amount":${decimal}`)
+          : `${text.slice(0, -1)},"x":${decimal}}`;
+      return { value, valid: false };
+    }
     case 'lone-surrogate':
       return { value: { ...base, [firstKey]: `x\uD800y` }, valid: false };
     case 'nan':
@@ -215,6 +235,7 @@ export const VOCABULARY = {
     'json-text',
     'invalid-text',
     'huge-integer',
+    'inexact-decimal',
     'lone-surrogate',
     'nan',
     'missing',

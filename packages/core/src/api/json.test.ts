@@ -7,7 +7,9 @@ describe('@callgate/core/json public API', () => {
       [
         "MAX_RECORDED_BYTES",
         "NORMALIZE_RULE",
+        "NORMALIZE_RULE_2",
         "isNormalizedMarker",
+        "numberHeldExactly",
         "recordable",
       ]
     `);

@@ -1,10 +1,18 @@
-// The one normalisation rule (`callgate-normalize/1`) for values that have no RFC 8785 canonical
-// form, so that a result, a message or an exchange is never a reason to drop a record.
+// The one normalisation rule (`callgate-normalize/1`, and `/2` beside it) for values that have no
+// RFC 8785 canonical form, so that a result, a message or an exchange is never a reason to drop a
+// record.
 import { isLosslessNumber } from 'lossless-json';
 import { sha256Digest } from '../crypto.js';
+import { numberHeldExactly } from './exact-number.js';
 
-/** The rule's name, written into every marker. */
+/** The rule's name, written into every marker whose reasons `/1` knows. */
 export const NORMALIZE_RULE = 'callgate-normalize/1' as const;
+
+/**
+ * The rule's second version: `/1` with the reason `inexact-number`. Written only into a marker that
+ * names that reason, so a marker `/1` can say is written as `/1`, byte for byte as before.
+ */
+export const NORMALIZE_RULE_2 = 'callgate-normalize/2' as const;
 
 /** Largest JSON text (UTF-8 bytes) committed as it is; a larger value is committed as a marker. */
 export const MAX_RECORDED_BYTES = 16 * 1024 * 1024;
@@ -14,6 +22,7 @@ export type NormalizeReason =
   | 'lone-surrogate'
   | 'non-finite-number'
   | 'unsafe-integer'
+  | 'inexact-number'
   | 'not-json'
   | 'over-size';
 
@@ -24,7 +33,8 @@ export type NormalizeReason =
  */
 export interface NormalizedMarker {
   $callgate: 'normalized';
-  rule: typeof NORMALIZE_RULE;
+  /** `callgate-normalize/2` when `reasons` holds `inexact-number`, else `callgate-normalize/1`. */
+  rule: typeof NORMALIZE_RULE | typeof NORMALIZE_RULE_2;
   reasons: NormalizeReason[];
   bytes: number;
   sha256: string;
@@ -38,19 +48,31 @@ export interface Recordable {
 
 const MAX_DEPTH = 200;
 
-const REASONS: ReadonlySet<string> = new Set<NormalizeReason>([
-  'lone-surrogate',
-  'non-finite-number',
-  'unsafe-integer',
-  'not-json',
-  'over-size',
-]);
+/** The reasons each version of the rule knows. */
+const REASONS: Readonly<Record<string, ReadonlySet<string>>> = {
+  [NORMALIZE_RULE]: new Set<NormalizeReason>([
+    'lone-surrogate',
+    'non-finite-number',
+    'unsafe-integer',
+    'not-json',
+    'over-size',
+  ]),
+  [NORMALIZE_RULE_2]: new Set<NormalizeReason>([
+    'lone-surrogate',
+    'non-finite-number',
+    'unsafe-integer',
+    'inexact-number',
+    'not-json',
+    'over-size',
+  ]),
+};
 
 const MARKER_KEYS = ['$callgate', 'bytes', 'reasons', 'rule', 'sha256'].join();
 
 /**
- * True when `value` is exactly a `callgate-normalize/1` marker: the five fields and no other, a
- * non-empty list of known reasons sorted without repeats, `bytes` a safe non-negative integer,
+ * True when `value` is exactly a `callgate-normalize/1` or `/2` marker: the five fields and no
+ * other, a non-empty list of reasons that version knows sorted without repeats (`/2` exactly when
+ * they include `inexact-number`), `bytes` a safe non-negative integer,
  * `sha256` as `sha256:<64 lowercase hex>`.
  */
 export function isNormalizedMarker(value: unknown): value is NormalizedMarker {
@@ -58,14 +80,18 @@ export function isNormalizedMarker(value: unknown): value is NormalizedMarker {
   if (!isPlainObject(value) || Object.keys(value).sort().join() !== MARKER_KEYS) return false;
   const marker = value as Record<string, unknown>;
   const reasons = marker.reasons;
+  const known =
+    typeof marker.rule === 'string' && Object.hasOwn(REASONS, marker.rule) ? REASONS[marker.rule] : undefined;
   return (
     marker.$callgate === 'normalized' &&
-    marker.rule === NORMALIZE_RULE &&
+    known !== undefined &&
     Array.isArray(reasons) &&
     reasons.length > 0 &&
+    // One spelling per marker: `/2` exactly when a reason only it knows is named.
+    (marker.rule === NORMALIZE_RULE_2) === reasons.includes('inexact-number') &&
     reasons.every(
       (reason, index) =>
-        typeof reason === 'string' && REASONS.has(reason) && (index === 0 || reasons[index - 1] < reason),
+        typeof reason === 'string' && known.has(reason) && (index === 0 || reasons[index - 1] < reason),
     ) &&
     Number.isSafeInteger(marker.bytes) &&
     (marker.bytes as number) >= 0 &&
@@ -123,7 +149,10 @@ function rawText(value: unknown, reasons: Set<NormalizeReason>, seen: Set<object
     const digits = (object as { value: string }).value;
     const number = Number(digits);
     if (!Number.isFinite(number)) reasons.add('non-finite-number');
-    else if (!Number.isInteger(number) || !Number.isSafeInteger(number)) reasons.add('unsafe-integer');
+    else if (Number.isInteger(number) && !Number.isSafeInteger(number)) reasons.add('unsafe-integer');
+    else if (!numberHeldExactly(digits)) reasons.add('inexact-number');
+    // Held exactly, yet not a plain number: as before `/2`, committed as a marker all the same.
+    else reasons.add('unsafe-integer');
     return digits;
   }
   if (seen.has(object) || depth > MAX_DEPTH) {
@@ -160,7 +189,9 @@ function rawText(value: unknown, reasons: Set<NormalizeReason>, seen: Set<object
 /**
  * Applies `callgate-normalize/1` to a value about to be committed (a tool result, message content,
  * exchange parameters): a value that is canonical JSON within `maxBytes` is returned as it is;
- * anything else — a lone surrogate, NaN or Infinity, an integer beyond ±(2^53−1), a value that is
+ * anything else — a lone surrogate, NaN or Infinity, an integer beyond ±(2^53−1), a number kept
+ * with digits a double does not hold exactly (`inexact-number`, under `callgate-normalize/2`,
+ * see `numberHeldExactly`; its raw text is the digits as sent), a value that is
  * not plain JSON, JSON text over `maxBytes` — is replaced by a {@link NormalizedMarker} carrying
  * the byte length and SHA-256 of its raw JSON text (UTF-8). A value that is itself such a marker
  * (see {@link isNormalizedMarker}: made before the value got here) is committed as it is, with
@@ -185,7 +216,7 @@ export function recordable(value: unknown, maxBytes: number = MAX_RECORDED_BYTES
   const sorted = [...reasons].sort();
   const marker: NormalizedMarker = {
     $callgate: 'normalized',
-    rule: NORMALIZE_RULE,
+    rule: reasons.has('inexact-number') ? NORMALIZE_RULE_2 : NORMALIZE_RULE,
     reasons: sorted,
     bytes,
     sha256: sha256Digest(Buffer.from(text, 'utf8')),

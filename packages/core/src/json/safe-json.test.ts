@@ -1,6 +1,9 @@
 import { CallgateError } from '@callgate/protocol';
+import fc from 'fast-check';
+import { isLosslessNumber } from 'lossless-json';
 import { describe, expect, it } from 'vitest';
-import { checkJsonValue, parseJsonStrict, readArguments } from './safe-json.js';
+import { numberHeldExactly } from './exact-number.js';
+import { checkJsonValue, parseJsonLossless, parseJsonStrict, readArguments } from './safe-json.js';
 
 function refusal(run: () => unknown): CallgateError {
   try {
@@ -105,5 +108,51 @@ describe('readArguments', () => {
 
   it('parseJsonStrict names what it parsed', () => {
     expect(refusal(() => parseJsonStrict('{', 'result')).message).toMatch(/^result is not valid JSON/);
+  });
+});
+
+describe('decimals a double does not hold', () => {
+  /** Decimal tokens with long fractions and exponents, most of them beyond a double's precision. */
+  const token = fc
+    .tuple(
+      fc.constantFrom('', '-'),
+      fc.bigInt({ min: 0n, max: 10n ** 20n }),
+      fc.bigInt({ min: 0n, max: 10n ** 25n }),
+      fc.constantFrom('', 'e-400', 'E5', 'e-320', 'e+2'),
+    )
+    .map(([sign, whole, fraction, exponent]) => `${sign}${whole}.${fraction}${exponent}`);
+  const heldAsSafe = (text: string) => {
+    const number = Number(text);
+    return Number.isFinite(number) && (!Number.isInteger(number) || Number.isSafeInteger(number));
+  };
+
+  it('are refused in arguments quoting the digits and the path, or read as their double (generated)', () => {
+    fc.assert(
+      fc.property(token, (text) => {
+        fc.pre(heldAsSafe(text));
+        const input = `{"order":{"amount":${text}}}`;
+        if (numberHeldExactly(text)) {
+          expect(readArguments(input)).toEqual({ order: { amount: Number(text) } });
+          return;
+        }
+        const error = refusal(() => readArguments(input));
+        expect(error.details).toEqual({ path: 'arguments.order.amount' });
+        expect(error.message).toContain(` ${text} `);
+        expect(error.message).toContain('send it as a string');
+      }),
+    );
+  });
+
+  it('are kept with their digits by the lossless envelope parser, and refused by checkJsonValue', () => {
+    const body = parseJsonLossless('{"arguments":{"amount":1000.00000000000001,"ok":1.10}}') as {
+      arguments: { amount: unknown; ok: unknown };
+    };
+    expect(body.arguments.ok).toBe(1.1);
+    expect(isLosslessNumber(body.arguments.amount)).toBe(true);
+    expect((body.arguments.amount as { value: string }).value).toBe('1000.00000000000001');
+    const error = refusal(() => checkJsonValue(body.arguments));
+    expect(error.message).toBe(
+      'arguments.amount: the number 1000.00000000000001 has more precision or range than a double holds (it would be read as 1000); send it as a string',
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { CallgateError } from '@callgate/protocol';
 import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
+import { exactnessInDoubt, numberHeldExactly } from './exact-number.js';
 
 /** Limits on a JSON value taken from a model. */
 export interface JsonLimits {
@@ -27,7 +28,30 @@ function describeNumber(text: string, path: string): number {
       path,
     );
   }
+  if (exactnessInDoubt(text) && !numberHeldExactly(text)) refuse(notHeldMessage(path, text), path);
   return value;
+}
+
+/** Why the number `text` is refused where a tool would see it: a double cannot hold its digits. */
+function notHeldMessage(path: string, text: string): string {
+  const number = Number(text);
+  if (!Number.isFinite(number)) return `${path}: the number ${text} is too large to represent`;
+  if (Number.isInteger(number) && !Number.isSafeInteger(number))
+    return `${path}: the integer ${text} is beyond ±(2^53−1) and would lose precision; send it as a string`;
+  return `${path}: the number ${text} has more precision or range than a double holds (it would be read as ${String(number)}); send it as a string`;
+}
+
+/**
+ * True when a double cannot hold the number token `text` as sent: not finite, an integer beyond
+ * ±(2^53−1), or a decimal whose value the double's Number::toString text does not equal.
+ */
+function notHeld(text: string): boolean {
+  const number = Number(text);
+  return (
+    !Number.isFinite(number) ||
+    (Number.isInteger(number) && !Number.isSafeInteger(number)) ||
+    (exactnessInDoubt(text) && !numberHeldExactly(text))
+  );
 }
 
 /**
@@ -76,13 +100,8 @@ class KeptNumber extends LosslessNumber {
 function withNumbers(value: unknown, path: string, mode: UnsafeIntegers = 'refuse'): unknown {
   if (isLosslessNumber(value)) {
     if (mode === 'refuse') return describeNumber(value.value, path);
-    const number = Number(value.value);
-    if (
-      mode === 'keep-lossless' &&
-      (!Number.isFinite(number) || (Number.isInteger(number) && !Number.isSafeInteger(number)))
-    )
-      return new KeptNumber(value.value);
-    return number;
+    if (mode === 'keep-lossless' && notHeld(value.value)) return new KeptNumber(value.value);
+    return Number(value.value);
   }
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++)
@@ -225,10 +244,10 @@ export function checkJsonValue(
       bytes += node.length + 2;
     } else if (isLosslessNumber(node)) {
       // Kept by the lossless parser: digits as sent, beyond what a double holds.
-      if (!allowUnsafeIntegers)
-        refuseHere(
-          `the integer ${node.value} is beyond ±(2^53−1) and would lose precision; send it as a string`,
-        );
+      if (!allowUnsafeIntegers) {
+        const at = where();
+        refuse(notHeldMessage(at, node.value), at);
+      }
       bytes += node.value.length;
     } else if (typeof node === 'object') {
       const prototype = Object.getPrototypeOf(node);

@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
-__all__ = ["dumps", "number_to_string"]
+__all__ = ["dumps", "number_held_exactly", "number_to_string"]
 
 
 def number_to_string(value: float) -> str:
@@ -66,6 +66,35 @@ def number_to_string(value: float) -> str:
     sign = "+" if e >= 0 else "-"
     mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
     return f"{mantissa}e{sign}{abs(e)}"
+
+
+def number_held_exactly(text: str) -> bool:
+    """
+    Whether the JSON number token ``text`` is held exactly by the double it reads as: its decimal
+    value equals that of the double's Number::toString text (:func:`number_to_string`, the
+    RFC 8785 form), compared as exact decimals, never through floats (docs/ledger.md, invariant 4).
+    Core's ``numberHeldExactly`` (TypeScript) is the same rule.
+
+    ``1.10``, ``1.0``, ``1E2``, ``0.1`` and ``-0.0`` are held (the same number spelled another way);
+    ``1000.00000000000001`` (reads as 1000), ``1e-400`` (underflows to 0), ``1e400`` (out of range)
+    and ``9007199254740993`` are not.
+
+    :param text: A JSON number token (RFC 8259 §6); not checked for the grammar.
+    :returns: True when the double holds the value exactly.
+    """
+    if len(text) <= 15 and "e" not in text and "E" not in text:
+        return True  # 15 digits at most and no exponent: always held (DBL_DIG), as core's fast path
+    number = float(text)
+    if not math.isfinite(number):
+        return False
+    mantissa = text.lower().partition("e")[0]
+    if not mantissa.strip("-+.0"):
+        return True  # zero, whatever its sign and exponent: the double is ±0
+    try:
+        # Decimal reads both texts exactly and compares their values exactly, whatever the context.
+        return Decimal(text) == Decimal(number_to_string(number))
+    except InvalidOperation:  # an exponent beyond Decimal's: no double's text has one
+        return False
 
 
 def dumps(

@@ -27,8 +27,10 @@ The digits the client sent are the digits the gate sees:
     ``content_normalized`` with the marker's reasons).
 
 Reading, :func:`decode` refuses what the server never writes and a lossy reader would hide: a
-duplicate key in an object (``ValueError`` naming it), the ``NaN`` / ``Infinity`` tokens, and a
-number too large for a float (``1e400``). Integers are read exactly.
+duplicate key in an object (``ValueError`` naming it), the ``NaN`` / ``Infinity`` tokens, a
+number too large for a float (``1e400``) and a decimal whose digits a float does not hold
+exactly (``1000.00000000000001``, ``1e-400``: :func:`.ecmascript.number_held_exactly`, the rule
+the server applies to what it reads). Integers are read exactly.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import re
 from typing import Any
 
 from .ecmascript import dumps as ecmascript_dumps
-from .ecmascript import key_text, number_to_string
+from .ecmascript import key_text, number_held_exactly, number_to_string
 
 __all__ = ["decode", "encode", "normalized_marker"]
 
@@ -81,8 +83,8 @@ def decode(content: bytes | str) -> Any:
     """
     A server's answer read losslessly.
 
-    :raises ValueError: on invalid JSON, a duplicate key (naming it), ``NaN`` / ``Infinity``, or a
-        float out of range.
+    :raises ValueError: on invalid JSON, a duplicate key (naming it), ``NaN`` / ``Infinity``, a
+        float out of range or a decimal a float does not hold exactly (quoting its digits).
     """
     return json.loads(
         content, object_pairs_hook=_refuse_duplicates, parse_constant=_refuse_constant, parse_float=_finite
@@ -214,4 +216,6 @@ def _finite(text: str) -> float:
     number = float(text)
     if not math.isfinite(number):
         raise ValueError(f"the number {text} in the server's answer is out of range for a float")
+    if not number_held_exactly(text):
+        raise ValueError(f"the number {text} in the server's answer has more digits than a float holds")
     return number
