@@ -38,6 +38,20 @@
 //   the string holds a lone UTF-16 surrogate"), so the call that ran could not end `ok`.
 // - h-mcp-stdio-approval-preview-cut-on-a-code-point: the elicitation message was not
 //   well-formed UTF-16 (cut between the two halves of the pair).
+// The MCP gateway pass-through rows, played against 406043e (built in its own checkout): all 8
+// failed there.
+// - a-mcp-http-batch-with-duplicate-ids: each request answered as if alone (7, 7, 8 all
+//   results; both calls with id 7 decided and run), no -32600.
+// - a-mcp-http-batch-of-duplicate-ids-only: one answer for the two requests (one was lost).
+// - d-mcp-http-request-id-beyond-2-53-answered-as-sent: a JSON-RPC error instead of the call's
+//   result, without the id's digits.
+// - d-mcp-stdio-request-id-beyond-2-53-answered-as-sent: the result came with the id's digits
+//   changed (the id read as a double).
+// - d-mcp-http-big-integers-in-upstream-result-passed-as-sent,
+//   d-mcp-stdio-big-integers-in-upstream-result-passed-as-sent: the client's result did not
+//   hold the upstream's digits (the answer was read with JSON.parse).
+// - f-mcp-http-duplicate-key-from-upstream, f-mcp-stdio-duplicate-key-from-upstream: the answer
+//   was accepted (isError false), the later value of the key passed on.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LedgerRecord } from '@callgate/protocol';
