@@ -12,31 +12,38 @@ const message = fc.oneof(
 );
 
 describe('a batch whose requests share an id', () => {
-  it('refuses each request whose id another request uses, once, and serves every other message', () => {
+  it('refuses each request whose id another request or one in progress uses, once, and serves every other message', () => {
     fc.assert(
-      fc.property(fc.array(message, { minLength: 1, maxLength: 8 }), (batch) => {
-        const { served, refused } = splitDuplicateIds(batch);
-        const isRequest = (item: object) => 'method' in item && 'id' in item;
-        const requests = batch.filter(isRequest) as Array<{ id: string | number }>;
-        const uses = (value: unknown) => requests.filter((request) => request.id === value).length;
-        // Every message is either served or refused, exactly once, in its order.
-        expect(served.length + refused.length).toBe(batch.length);
-        expect(served).toEqual(
-          batch.filter((item) => !isRequest(item) || uses((item as { id: unknown }).id) < 2),
-        );
-        for (const answer of refused) {
-          expect(answer.error.code).toBe(-32600);
-          expect(uses(answer.id)).toBeGreaterThan(1);
-        }
-        expect(refused.map((answer) => answer.id)).toEqual(
-          requests.filter((request) => uses(request.id) > 1).map((request) => request.id),
-        );
-        // What is served has no request id twice.
-        const servedIds = (served.filter((item) => isRequest(item as object)) as Array<{ id: unknown }>).map(
-          (item) => item.id,
-        );
-        expect(new Set(servedIds).size).toBe(servedIds.length);
-      }),
+      fc.property(
+        fc.array(message, { minLength: 1, maxLength: 8 }),
+        fc.subarray([1, '1', 'a']),
+        (batch, busy) => {
+          const { served, refused } = splitDuplicateIds(batch, (value) => busy.includes(value));
+          const isRequest = (item: object) => 'method' in item && 'id' in item;
+          const requests = batch.filter(isRequest) as Array<{ id: string | number }>;
+          // A request in progress counts as one more use of its id.
+          const uses = (value: unknown) =>
+            requests.filter((request) => request.id === value).length +
+            (busy.includes(value as never) ? 1 : 0);
+          // Every message is either served or refused, exactly once, in its order.
+          expect(served.length + refused.length).toBe(batch.length);
+          expect(served).toEqual(
+            batch.filter((item) => !isRequest(item) || uses((item as { id: unknown }).id) < 2),
+          );
+          for (const answer of refused) {
+            expect(answer.error.code).toBe(-32600);
+            expect(uses(answer.id)).toBeGreaterThan(1);
+          }
+          expect(refused.map((answer) => answer.id)).toEqual(
+            requests.filter((request) => uses(request.id) > 1).map((request) => request.id),
+          );
+          // What is served has no request id twice.
+          const servedIds = (
+            served.filter((item) => isRequest(item as object)) as Array<{ id: unknown }>
+          ).map((item) => item.id);
+          expect(new Set(servedIds).size).toBe(servedIds.length);
+        },
+      ),
     );
   });
 

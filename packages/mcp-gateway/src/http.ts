@@ -4,8 +4,8 @@
 // that drops the connection cancels them (and withdraws approvals they wait for).
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { type RefusedRequest, splitDuplicateIds } from './batch-ids.js';
+import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isRequest, splitDuplicateIds } from './batch-ids.js';
 import { laneServes, laneToolCall, serveLaneCall } from './call-lane.js';
 import type { GatewayContext, SessionContext } from './context.js';
 import { forWire, restoreDigitsIn, withDigitsRestored, withGateIds, writeJson } from './exact-json.js';
@@ -229,14 +229,20 @@ export class HttpSessions {
         if (error) return error;
         const call = this.#options.toolCallLane === false ? undefined : laneToolCall(body);
         // A foreign Host or Origin goes on to the SDK's transport, which refuses it (403).
-        if (call && laneServes(session, request) && rebindingPasses(entry.rebinding, request))
+        if (
+          call &&
+          !session.requestInProgress(call.id) &&
+          laneServes(session, request) &&
+          rebindingPasses(entry.rebinding, request)
+        )
           return serveLaneCall(session, request, call);
         const invalid = invalidRequest(body, true);
         if (invalid) return jsonError(400, invalid.error.code, invalid.error.message, invalid.id);
-        // Requests of a batch that share an id are refused, each with its own -32600 (batch-ids.ts).
-        const { served, refused } = Array.isArray(body)
-          ? splitDuplicateIds(body)
-          : { served: [body], refused: [] as RefusedRequest[] };
+        // Requests sharing an id with another of the batch, or with a call still in progress, are
+        // refused, each with its own -32600 (batch-ids.ts).
+        const { served, refused } = splitDuplicateIds(Array.isArray(body) ? body : [body], (requestId) =>
+          session.requestInProgress(requestId),
+        );
         for (const message of served as JSONRPCMessage[]) {
           // Only tool calls wait long enough (approvals) for a dropped connection to matter.
           // Checked above (invalidRequest): a message with a method and an id is a request.
@@ -249,15 +255,11 @@ export class HttpSessions {
         }
         if (refused.length === 0)
           return coalesce(await transport.handleRequest(request, { parsedBody: body }));
-        if (
-          !served.some(
-            (message) =>
-              (message as { method?: unknown }).method !== undefined && 'id' in (message as object),
-          )
-        ) {
+        // (A message alone that was refused left nothing to serve: answered below.)
+        if (!served.some(isRequest)) {
           // Nothing left to answer but the refusals: the rest (notifications, responses) is accepted.
           if (served.length > 0) await transport.handleRequest(request, { parsedBody: served });
-          return new Response(writeJson(refused), {
+          return new Response(writeJson(Array.isArray(body) ? refused : refused[0]), {
             status: 200,
             headers: { 'Content-Type': 'application/json', 'mcp-session-id': id },
           });
@@ -308,7 +310,12 @@ export class HttpSessions {
     // The SDK writes messages with JSON.stringify: numbers kept with their digits go out as
     // stand-ins, written back as digits by coalesce (exact-json.ts).
     const send = transport.send.bind(transport);
-    transport.send = (message, options) => send(forWire(message) as JSONRPCMessage, options);
+    transport.send = (message, options) => {
+      // A request answered (or refused before its handler) no longer holds its id.
+      const answered = message as { id?: RequestId; method?: unknown };
+      if (answered.id !== undefined && answered.method === undefined) session.forgetRequest(answered.id);
+      return send(forWire(message) as JSONRPCMessage, options);
+    };
     await session.connect(transport);
     const response = withDigitsRestored(await transport.handleRequest(request, { parsedBody: body }));
     // An initialization the transport refused leaves a session nobody can reach: end it.

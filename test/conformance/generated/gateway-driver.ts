@@ -15,7 +15,7 @@ import { TEST_TOOLS, testEngine } from '@callgate/testing';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connectClient, ROOT, type ServedGateway, serveGateway } from '../../e2e/gateway/harness.js';
 import { checkRun, type Tally } from './checks.js';
-import { checkAnswers, idText, PLAIN_WIRE, type WireChoices } from './gateway-wire.js';
+import { checkAnswers, idText, isJson, PLAIN_WIRE, type WireChoices } from './gateway-wire.js';
 import type { GeneratedCall, GeneratedRun, ReviewerAct, ToolChoice } from './runs.js';
 
 const UPSTREAM = resolve(ROOT, 'test/e2e/gateway/fidelity-upstream.mjs');
@@ -330,16 +330,6 @@ export class GatewayWorld {
       body: text,
     });
     return response.text();
-  }
-}
-
-/** True when `text` is JSON (RFC 8259: no bare NaN). */
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -39,6 +39,16 @@ export function idText(wire: WireChoices, tag: string, index: number): string {
   return JSON.stringify(tag);
 }
 
+/** True when `text` is JSON (RFC 8259: no bare NaN). */
+export function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** One JSON-RPC answer as received: its id as raw JSON text, its error code, its raw text. */
 export interface WireAnswer {
   id: string;

@@ -313,4 +313,33 @@ describe('the tools/call lane', () => {
     await waiting;
     await eventually(async () => expect(await hangEnds()).toBe(2));
   });
+
+  it('refuses a request reusing the id of a call still in progress (-32600), on the lane and through the SDK, and frees the id once the call ends', async () => {
+    const id = '12345678901234567890';
+    const call = (name: string) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":{}}}`;
+    for (const served of [lane, sdk]) {
+      const post = await session(served);
+      const drop = new AbortController();
+      const waiting = post(call('hang'), drop.signal).catch((error: unknown) => error);
+      await new Promise((wake) => setTimeout(wake, 100));
+      for (const again of [call('echo'), `{"jsonrpc":"2.0","id":${id},"method":"ping"}`]) {
+        const refused = await post(again);
+        expect(answersIn(await refused.text()), `${served === lane ? 'lane' : 'sdk'}: ${again}`).toEqual([
+          `${id} error:-32600`,
+        ]);
+      }
+      const cancel = await post(
+        `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${id},"reason":"enough"}}`,
+      );
+      expect(cancel.status).toBe(202);
+      await eventually(async () => {
+        const free = await post(call('echo'));
+        expect(answersIn(await free.text())).toEqual([`${id} result`]);
+      });
+      // The SDK's transport may keep a cancelled request's stream open: the client leaves it.
+      drop.abort();
+      await waiting;
+    }
+  });
 });
