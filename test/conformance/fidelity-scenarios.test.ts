@@ -46,9 +46,24 @@
 //   1e-400 was committed as 0.
 // - i-mcp-http-inexact-decimal-quoted-as-sent, i-mcp-stdio-inexact-decimal-quoted-as-sent: the
 //   call ran (echo answered) with the rounded value; no refusal quoted the digits.
+// The MCP gateway pass-through rows, played against 406043e (built in its own checkout): all 8
+// failed there.
+// - a-mcp-http-batch-with-duplicate-ids: each request answered as if alone (7, 7, 8 all
+//   results; both calls with id 7 decided and run), no -32600.
+// - a-mcp-http-batch-of-duplicate-ids-only: one answer for the two requests (one was lost).
+// - d-mcp-http-request-id-beyond-2-53-answered-as-sent: a JSON-RPC error instead of the call's
+//   result, without the id's digits.
+// - d-mcp-stdio-request-id-beyond-2-53-answered-as-sent: the result came with the id's digits
+//   changed (the id read as a double).
+// - d-mcp-http-big-integers-in-upstream-result-passed-as-sent,
+//   d-mcp-stdio-big-integers-in-upstream-result-passed-as-sent: the client's result did not
+//   hold the upstream's digits (the answer was read with JSON.parse).
+// - f-mcp-http-duplicate-key-from-upstream, f-mcp-stdio-duplicate-key-from-upstream: the answer
+//   was accepted (isError false), the later value of the key passed on.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LedgerRecord } from '@callgate/protocol';
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf } from '../e2e/gateway/harness.js';
 import { type Answer, FidelityWorld, type SeenRequest } from './fidelity-world.js';
@@ -64,6 +79,15 @@ interface Expect {
   is_error?: boolean;
   message?: string;
   within_ms?: number;
+  /** Every JSON-RPC answer the request got (a batch: one per request), in any order. */
+  answers?: AnswerExpect[];
+}
+
+/** One JSON-RPC answer: its id as raw JSON text (digits as sent), an error's code or a result. */
+interface AnswerExpect {
+  id: string;
+  error_code?: number;
+  result?: boolean;
 }
 
 interface Step {
@@ -157,6 +181,32 @@ function at(value: unknown, path: string): unknown {
     .reduce<unknown>((current, key) => (current as Record<string, unknown>)?.[key], value);
 }
 
+/**
+ * The JSON-RPC answers (responses) in `text` (an event stream's `data:` lines, a JSON message or
+ * a batch), each as `<id as raw JSON> <error code | result>`, sorted: read losslessly, so an id
+ * is compared digit for digit.
+ */
+function answersIn(text: string): string[] {
+  const events = /^(event|data|id):/m.test(text)
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
+    : [text];
+  const messages = events.flatMap((event) => {
+    const value = parseLossless(event) as unknown;
+    return Array.isArray(value) ? value : [value];
+  }) as Array<{ id?: unknown; result?: unknown; error?: { code?: unknown } }>;
+  return messages
+    .filter((message) => message && ('result' in message || 'error' in message))
+    .map((message) => {
+      const id = isLosslessNumber(message.id) ? message.id.value : JSON.stringify(message.id);
+      const code = message.error?.code;
+      return `${id} ${message.error ? `error ${isLosslessNumber(code) ? code.value : code}` : 'result'}`;
+    })
+    .sort();
+}
+
 /** Checks one answer against the row's expectation for it. */
 function checkAnswer(where: string, answer: Answer, want: Expect, mcp: boolean) {
   if (want.status !== undefined) expect(answer.status, `${where}: status (${answer.text})`).toBe(want.status);
@@ -164,6 +214,16 @@ function checkAnswer(where: string, answer: Answer, want: Expect, mcp: boolean) 
   for (const text of want.contains ?? []) expect(answer.text, `${where}: quotes ${text}`).toContain(text);
   for (const text of want.not_contains ?? [])
     expect(answer.text, `${where}: never ${text}`).not.toContain(text);
+  if (want.answers !== undefined) {
+    const wanted = want.answers
+      .map((item) => `${item.id} ${item.error_code !== undefined ? `error ${item.error_code}` : 'result'}`)
+      .sort();
+    expect(
+      answersIn(answer.body ?? answer.text),
+      `${where}: every answer (${answer.body ?? answer.text})`,
+    ).toEqual(wanted);
+    return;
+  }
   if (!mcp) {
     if (want.error_kind !== undefined)
       expect(answer.json?.error?.kind, `${where}: error kind`).toBe(want.error_kind);

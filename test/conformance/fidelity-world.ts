@@ -39,7 +39,7 @@ rules:
     effect: ask
     reason: invoices over 1000 need a person
   - id: upstream-tools
-    match: { tools: [echo, nan, surrogate] }
+    match: { tools: [echo, nan, surrogate, big, dupkey] }
     effect: allow
   - id: bumps-need-a-person
     match: { tools: [bump] }
@@ -70,6 +70,8 @@ export interface Answer {
   text: string;
   // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field, as the table says
   json: any;
+  /** The whole HTTP body (every message of an event stream or a batch answer); unset over stdio. */
+  body?: string;
 }
 
 /** A request the gateway sends the client, and the raw result text to answer it with. */
@@ -208,7 +210,7 @@ export class FidelityWorld {
       if (session) headers['mcp-session-id'] = session;
       const body = await response.text();
       const answer = jsonRpcAnswer(body);
-      return { status: response.status, text: answer, json: parse(answer) };
+      return { status: response.status, text: answer, json: parse(answer), body };
     };
     const initialized = await post(initializeText(client, capabilities));
     if (!initialized.json?.result)

@@ -11,6 +11,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestExtra } from './context.js';
+import { writeJson } from './exact-json.js';
 import type { GatewaySession } from './session.js';
 import { runToolCall, type ToolCallParams } from './tools.js';
 
@@ -42,7 +43,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => {
 /**
  * The call when `body` (a POST's parsed, checked body) is one `tools/call` request the lane
  * serves, else undefined: `jsonrpc` "2.0" and no member beyond `id`, `method`, `params`; a
- * string or safe-integer id; params an object with a string `name`, `arguments` absent or an
+ * string (an id beyond 2^53 stands in as one: exact-json.ts) or safe-integer id; params an object with a string `name`, `arguments` absent or an
  * object, no `task`; `_meta`, when given, an object without `progressToken` (progress is
  * relayed by the SDK path) or a related task. Batches are left to the SDK path.
  */
@@ -93,8 +94,11 @@ export function laneServes(session: GatewaySession, request: Request): boolean {
 
 const encoder = new TextEncoder();
 
-/** One server-sent event holding `message`, as the SDK's transport writes it. */
-const frame = (message: unknown): string => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+/**
+ * One server-sent event holding `message`, as the SDK's transport writes it, with ids and numbers
+ * kept with their digits written as those digits (exact-json.ts).
+ */
+const frame = (message: unknown): string => `event: message\ndata: ${writeJson(message)}\n\n`;
 
 /** The JSON-RPC error response the SDK's protocol layer sends for a handler that threw `error`. */
 function errorResponse(id: RequestId, error: unknown): JSONRPCMessage {

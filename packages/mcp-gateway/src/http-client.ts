@@ -10,7 +10,8 @@ import { truncateText } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
-import { invalidJsonAnswer } from './json-rpc.js';
+import { writeJson } from './exact-json.js';
+import { invalidJsonAnswer, parseUpstreamJson } from './json-rpc.js';
 import { isPlainJsonRpcMessage } from './message-shape.js';
 import { PendingCalls } from './pending-calls.js';
 
@@ -163,9 +164,10 @@ export class HttpClientTransport implements Transport {
   #deliver(data: string): Array<string | number> {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(data);
+      // Lossless: numbers keep their digits; a key given twice makes the answer invalid.
+      parsed = parseUpstreamJson(data);
     } catch (error) {
-      // An answer that is not valid JSON (a bare NaN) ends its request at once, as an error.
+      // An answer that is not valid JSON (a bare NaN, a duplicate key) ends its request at once, as an error.
       const answer = invalidJsonAnswer(data, error instanceof Error ? error.message : String(error));
       if (answer && 'id' in answer) {
         this.#hand(answer);
@@ -257,7 +259,7 @@ export class HttpClientTransport implements Transport {
     const incoming = await this.#open(
       'POST',
       { accept: 'application/json, text/event-stream' },
-      JSON.stringify(message),
+      writeJson(message),
     );
     const session = incoming.headers['mcp-session-id'];
     if (typeof session === 'string' && session) this.sessionId = session;

@@ -4,9 +4,11 @@
 // that drops the connection cancels them (and withdraws approvals they wait for).
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isRequest, splitDuplicateIds } from './batch-ids.js';
 import { laneServes, laneToolCall, serveLaneCall } from './call-lane.js';
 import type { GatewayContext, SessionContext } from './context.js';
+import { forWire, restoreDigitsIn, withDigitsRestored, withGateIds, writeJson } from './exact-json.js';
 import { parseClientJson } from './json-rpc.js';
 import { invalidRequest } from './jsonrpc-errors.js';
 import { readBody, TOO_LARGE } from './request-body.js';
@@ -30,13 +32,8 @@ export interface HttpOptions {
 
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
 
-function jsonError(
-  status: number,
-  code: number,
-  message: string,
-  id: string | number | null = null,
-): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), {
+function jsonError(status: number, code: number, message: string, id: unknown = null): Response {
+  return new Response(writeJson({ jsonrpc: '2.0', error: { code, message }, id }), {
     status,
     headers: { 'Content-Type': 'application/json' },
   });
@@ -53,14 +50,23 @@ const COALESCE_MS = 1_000;
 /**
  * A POST answered with an event stream that ends without a second event (the usual tool call:
  * one event, the result) is sent as one buffered body, in one write; a stream still open after
- * its first event or silent for {@link COALESCE_MS} is streamed as it comes.
+ * its first event or silent for {@link COALESCE_MS} is streamed as it comes. `first` (events
+ * the gateway answered itself) goes before the stream's own events; ids and numbers kept with
+ * their digits are written as those digits (exact-json.ts).
  */
-async function coalesce(response: Response): Promise<Response> {
+async function coalesce(response: Response, first = ''): Promise<Response> {
   const body = response.body;
   if (!body || !response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
-  const reader = body.getReader();
+  const source = body.getReader();
+  const reader = {
+    read: async () => {
+      const next = await source.read();
+      return next.done ? next : { done: false as const, value: restoreDigitsIn(next.value) };
+    },
+    cancel: (reason: unknown) => source.cancel(reason),
+  };
   type Read = Awaited<ReturnType<typeof reader.read>>;
-  const chunks: Uint8Array[] = [];
+  const chunks: Uint8Array[] = first ? [Buffer.from(first, 'utf8')] : [];
   let pending: Promise<Read> | undefined = reader.read();
   for (let round = 0; round < 2 && pending; round++) {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -187,8 +193,9 @@ export class HttpSessions {
     }
     if (text === TOO_LARGE) return { error: jsonError(413, -32000, 'Payload Too Large') };
     try {
-      // Lossless: big integers keep their digits, a duplicate key is refused (see json-rpc.ts).
-      return { body: parseClientJson(text, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY) };
+      // Lossless: big integers keep their digits, a duplicate key is refused (see json-rpc.ts);
+      // an id beyond what a double holds stands in as a string until answered (exact-json.ts).
+      return { body: withGateIds(parseClientJson(text, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY)) };
     } catch (error) {
       const detail = error instanceof Error ? error.message.replace(/^message is not valid JSON: /, '') : '';
       return { error: jsonError(400, -32700, `Parse error: Invalid JSON${detail ? ` (${detail})` : ''}`) };
@@ -222,11 +229,21 @@ export class HttpSessions {
         if (error) return error;
         const call = this.#options.toolCallLane === false ? undefined : laneToolCall(body);
         // A foreign Host or Origin goes on to the SDK's transport, which refuses it (403).
-        if (call && laneServes(session, request) && rebindingPasses(entry.rebinding, request))
+        if (
+          call &&
+          !session.requestInProgress(call.id) &&
+          laneServes(session, request) &&
+          rebindingPasses(entry.rebinding, request)
+        )
           return serveLaneCall(session, request, call);
         const invalid = invalidRequest(body, true);
         if (invalid) return jsonError(400, invalid.error.code, invalid.error.message, invalid.id);
-        for (const message of (Array.isArray(body) ? body : [body]) as JSONRPCMessage[]) {
+        // Requests sharing an id with another of the batch, or with a call still in progress, are
+        // refused, each with its own -32600 (batch-ids.ts).
+        const { served, refused } = splitDuplicateIds(Array.isArray(body) ? body : [body], (requestId) =>
+          session.requestInProgress(requestId),
+        );
+        for (const message of served as JSONRPCMessage[]) {
           // Only tool calls wait long enough (approvals) for a dropped connection to matter.
           // Checked above (invalidRequest): a message with a method and an id is a request.
           if ('method' in message && message.method === 'tools/call' && 'id' in message)
@@ -236,11 +253,23 @@ export class HttpSessions {
             session.cancelLane(cancelled?.requestId, cancelled?.reason);
           }
         }
-        return coalesce(await transport.handleRequest(request, { parsedBody: body }));
+        if (refused.length === 0)
+          return coalesce(await transport.handleRequest(request, { parsedBody: body }));
+        // (A message alone that was refused left nothing to serve: answered below.)
+        if (!served.some(isRequest)) {
+          // Nothing left to answer but the refusals: the rest (notifications, responses) is accepted.
+          if (served.length > 0) await transport.handleRequest(request, { parsedBody: served });
+          return new Response(writeJson(Array.isArray(body) ? refused : refused[0]), {
+            status: 200,
+            headers: { 'Content-Type': 'application/json', 'mcp-session-id': id },
+          });
+        }
+        const events = refused.map((message) => `event: message\ndata: ${writeJson(message)}\n\n`).join('');
+        return coalesce(await transport.handleRequest(request, { parsedBody: served }), events);
       }
       if (request.method !== 'GET') return transport.handleRequest(request);
       // An open standalone stream keeps the session alive until the client drops it.
-      const response = await transport.handleRequest(request);
+      const response = withDigitsRestored(await transport.handleRequest(request));
       if (response.status === 200 && !request.signal.aborted) {
         session.streams++;
         request.signal.addEventListener(
@@ -278,8 +307,17 @@ export class HttpSessions {
         this.#byId.set(sessionId, { session, transport, rebinding });
       },
     });
+    // The SDK writes messages with JSON.stringify: numbers kept with their digits go out as
+    // stand-ins, written back as digits by coalesce (exact-json.ts).
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      // A request answered (or refused before its handler) no longer holds its id.
+      const answered = message as { id?: RequestId; method?: unknown };
+      if (answered.id !== undefined && answered.method === undefined) session.forgetRequest(answered.id);
+      return send(forWire(message) as JSONRPCMessage, options);
+    };
     await session.connect(transport);
-    const response = await transport.handleRequest(request, { parsedBody: body });
+    const response = withDigitsRestored(await transport.handleRequest(request, { parsedBody: body }));
     // An initialization the transport refused leaves a session nobody can reach: end it.
     if (!session.sessionId) await session.end();
     return response;

@@ -3,6 +3,7 @@
 // turned into an immediate error for the request they answer instead of being dropped.
 import { CallgateError, parseJsonLossless } from '@callgate/core';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { parseKeepingDigits, withGateIds } from './exact-json.js';
 import { NEEDS_LOSSLESS, parseJsonFast } from './fast-json.js';
 import { isPlainJsonRpcMessage } from './message-shape.js';
 
@@ -24,9 +25,46 @@ export function parseClientJson(text: string, maxBytes: number): unknown {
   return parseJsonLossless(text, 'message', { maxBytes, maxDepth: MESSAGE_MAX_DEPTH });
 }
 
-/** A JSON-RPC message from a line a client sent over stdio, read losslessly and checked. */
+/**
+ * Deepest nesting an upstream's answer may have: far beyond what tools return, shallow enough
+ * for the recursive lossless parser.
+ */
+export const UPSTREAM_MAX_DEPTH = 1_000;
+
+/**
+ * Parses an upstream's JSON-RPC text so the client gets what the upstream sent: a number a
+ * double cannot hold (an integer beyond ±(2^53−1)) keeps its digits (a lossless-json
+ * `LosslessNumber`, written back as those digits: see exact-json.ts, and committed under
+ * `callgate-normalize/1`); a key given twice with different values makes the text invalid (the
+ * later value would silently win). Text `JSON.parse` reads to the same value is read by it.
+ * @throws SyntaxError saying what is wrong and where (nesting deeper than
+ *   {@link UPSTREAM_MAX_DEPTH}, a duplicate key, not JSON).
+ */
+export function parseUpstreamJson(text: string): unknown {
+  const fast = parseJsonFast(text, UPSTREAM_MAX_DEPTH);
+  if (fast !== NEEDS_LOSSLESS) return fast;
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 92) index++;
+      else if (code === 34) inString = false;
+    } else if (code === 34) inString = true;
+    else if (code === 123 || code === 91) {
+      if (++depth > UPSTREAM_MAX_DEPTH)
+        throw new SyntaxError(`nesting deeper than ${UPSTREAM_MAX_DEPTH} at position ${index}`);
+    } else if (code === 125 || code === 93) depth--;
+  }
+  return parseKeepingDigits(text);
+}
+
+/**
+ * A JSON-RPC message from a line a client sent over stdio, read losslessly and checked; an id
+ * kept with its digits stands in as a string while the gate handles it (see exact-json.ts).
+ */
 export function readClientMessage(line: string, maxBytes: number): JSONRPCMessage {
-  const value = parseClientJson(line, maxBytes);
+  const value = withGateIds(parseClientJson(line, maxBytes));
   return isPlainJsonRpcMessage(value) ? (value as JSONRPCMessage) : JSONRPCMessageSchema.parse(value);
 }
 

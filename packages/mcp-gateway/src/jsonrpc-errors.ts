@@ -11,6 +11,7 @@ import {
   type JSONRPCMessage,
   JSONRPCMessageSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { withGateIds, writeJson } from './exact-json.js';
 import { parseClientJson } from './json-rpc.js';
 import { isPlainJsonRpcMessage, isPlainToolCall } from './message-shape.js';
 
@@ -70,16 +71,17 @@ export function refuseLine(line: string): JsonRpcErrorResponse | undefined {
   } catch (error) {
     return errorResponse(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
   }
-  const refused = invalidRequest(value, false);
-  if (!refused) return undefined;
+  if (!invalidRequest(value, false)) return undefined;
   // Text the strict reader refuses (a duplicate or `__proto__` key, nesting too deep) is a parse
-  // error first, as over HTTP, whatever its shape.
+  // error first, as over HTTP, whatever its shape. Otherwise the lossless reading decides, so the
+  // answer carries the id as sent (an id beyond 2^53 stands in until written: exact-json.ts).
+  let exact: unknown;
   try {
-    parseClientJson(line, Number.POSITIVE_INFINITY);
+    exact = withGateIds(parseClientJson(line, Number.POSITIVE_INFINITY));
   } catch (error) {
     return errorResponse(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
   }
-  return refused;
+  return invalidRequest(exact, false);
 }
 
 /** The -32602 answer for a request whose params do not fit its method's schema, else undefined. */
@@ -127,7 +129,7 @@ export function jsonRpcLineFilter(reply: (line: string) => void): Transform {
     if (text.trim() === '') return `${line}\n`;
     const refused = refuseLine(text);
     if (!refused) return `${line}\n`;
-    reply(`${JSON.stringify(refused)}\n`);
+    reply(`${writeJson(refused)}\n`);
     return undefined;
   };
   return new Transform({

@@ -156,6 +156,15 @@ export class GatewaySession {
     return either.signal;
   }
 
+  /**
+   * True when a `tools/call` of this session with request id `id` is still being served (through
+   * the SDK, or on the lane): a request reusing the id now could not be told apart from it.
+   */
+  requestInProgress(id: unknown): boolean {
+    if (typeof id !== 'string' && typeof id !== 'number') return false;
+    return this.#disconnects.has(id) || this.#laneCalls.has(id);
+  }
+
   /** Forgets what {@link watchDisconnect} registered for `id` (its request was answered). */
   forgetRequest(id: RequestId): void {
     this.#disconnects.delete(id);

@@ -1,10 +1,13 @@
-// The gateway's stdio transports: the client side reads JSON-RPC losslessly (see json-rpc.ts); the
-// upstream side turns an answer that is not valid JSON into an immediate error for its request.
+// The gateway's stdio transports: the client side reads JSON-RPC losslessly (see json-rpc.ts) and
+// writes ids and values with the digits they came with (exact-json.ts); the upstream side reads
+// answers losslessly too, and turns one that is not valid JSON (a bare NaN, a key given twice)
+// into an immediate error for its request.
 import type { Readable, Writable } from 'node:stream';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { invalidJsonAnswer, parseErrorOf, readClientMessage } from './json-rpc.js';
+import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { writeJson } from './exact-json.js';
+import { invalidJsonAnswer, parseErrorOf, parseUpstreamJson, readClientMessage } from './json-rpc.js';
+import { isPlainJsonRpcMessage } from './message-shape.js';
 
 /** Largest line a stdio peer may send, in bytes (the SDK's own default). */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -38,7 +41,8 @@ class Lines {
 /**
  * MCP stdio server transport (newline-delimited JSON-RPC, as the SDK's `StdioServerTransport`)
  * whose messages are parsed losslessly: an integer beyond ±(2^53−1) reaches the gate with its
- * digits, a duplicate key is answered with a JSON-RPC parse error (-32700) naming it.
+ * digits, a duplicate key is answered with a JSON-RPC parse error (-32700) naming it. Messages
+ * are written with the digits ids and values came with (an id beyond 2^53 answered as sent).
  */
 export class LosslessStdioServerTransport implements Transport {
   onclose?: () => void;
@@ -92,17 +96,18 @@ export class LosslessStdioServerTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve) => {
-      if (this.stdout.write(serializeMessage(message))) resolve();
+      if (this.stdout.write(`${writeJson(message)}\n`)) resolve();
       else this.stdout.once('drain', resolve);
     });
   }
 }
 
 /**
- * A read buffer for the SDK's `StdioClientTransport` (set as its `_readBuffer`): a line from the
- * upstream that is not valid JSON (a bare `NaN`, say) becomes a JSON-RPC error answering the
- * request it was for, so the call ends at once as a `tool-error`; a line whose request cannot be
- * read still fails as the SDK's own buffer would.
+ * A read buffer for the SDK's `StdioClientTransport` (set as its `_readBuffer`): lines are read
+ * losslessly (`parseUpstreamJson`: numbers keep their digits); a line that is not valid JSON (a
+ * bare `NaN`, a key given twice) becomes a JSON-RPC error answering the request it was for, so
+ * the call ends at once as a `tool-error`; a line whose request cannot be read still fails as the
+ * SDK's own buffer would.
  */
 export class UpstreamReadBuffer {
   readonly #lines = new Lines();
@@ -114,13 +119,15 @@ export class UpstreamReadBuffer {
   readMessage(): JSONRPCMessage | null {
     const line = this.#lines.next();
     if (line === undefined) return null;
+    let value: unknown;
     try {
-      return deserializeMessage(line);
+      value = parseUpstreamJson(line);
     } catch (error) {
       const answer = invalidJsonAnswer(line, error instanceof Error ? error.message : String(error));
       if (answer) return answer;
       throw error;
     }
+    return isPlainJsonRpcMessage(value) ? (value as JSONRPCMessage) : JSONRPCMessageSchema.parse(value);
   }
 
   clear(): void {

@@ -152,6 +152,8 @@ export async function callTool(
   const tool = catalog.get(name);
   const signal = session.requestSignal(extra.requestId, extra.signal);
   session.busy++;
+  // Every exit below awaits the call it forwards: `finally` runs once the call has ended, not
+  // when forwarding began (the session stays busy, its request id in use).
   try {
     if (!tool || !engine.policy.inProfile(session.profile, name)) {
       const error: ErrorDetail = { kind: 'tool-not-found', message: `no tool named ${JSON.stringify(name)}` };
@@ -225,7 +227,7 @@ export async function callTool(
           target: name,
           params: { name, arguments: args, grant: { run_id: grant.run_id, call_id: grant.call_id } },
         });
-        return forward(session, tool, args, params, extra, signal, progress, {
+        return await forward(session, tool, args, params, extra, signal, progress, {
           runId: grant.run_id,
           callId: grant.call_id,
           grantConsumed: true,
@@ -265,7 +267,7 @@ export async function callTool(
       return refuse(error);
     }
     if (verdict.status === 'allowed') {
-      return forward(session, tool, verdict.arguments ?? args, params, extra, signal, progress, {
+      return await forward(session, tool, verdict.arguments ?? args, params, extra, signal, progress, {
         runId,
         callId,
         grantConsumed: false,
@@ -300,7 +302,7 @@ export async function callTool(
       const body = (error as { toBody?: () => ErrorBody }).toBody?.();
       return refuse(body?.error ?? { kind: 'grant-invalid', message: String(error) });
     }
-    return forward(
+    return await forward(
       session,
       tool,
       state.arguments ?? verdict.arguments ?? args,

@@ -2,7 +2,9 @@
 // real upstream built with the SDK's McpServer (test/e2e/gateway/fidelity-upstream.mjs) over
 // stdio, whose `bump` tool appends each call it runs to a counter file (the side effects, counted
 // from outside). Each generated run is one client session, hence one callgate run; a step's calls
-// are sent at once. Arguments the SDK cannot write (big integers' digits) go as raw JSON-RPC.
+// are sent at once. Arguments the SDK cannot write (big integers' digits) go as raw JSON-RPC, with
+// the id forms, batches and upstream answers the run's wire choices say (gateway-wire.ts), and
+// what the client got for them is checked as it comes.
 // One gateway and one upstream serve many runs (each with its own session and run id); the side
 // effects are read as the counter file grows, never re-read from its start.
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { TEST_TOOLS, testEngine } from '@callgate/testing';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connectClient, ROOT, type ServedGateway, serveGateway } from '../../e2e/gateway/harness.js';
 import { checkRun, type Tally } from './checks.js';
+import { checkAnswers, idText, isJson, PLAIN_WIRE, type WireChoices } from './gateway-wire.js';
 import {
   type GeneratedCall,
   type GeneratedRun,
@@ -58,14 +61,20 @@ const TOOLS: Record<ToolChoice, string> = {
   unknown: 'format_disk',
 };
 
-/** What the upstream does for a generated tool act (a hang is an answer that is not valid JSON). */
-const ACTS = { succeed: 'ok', throw: 'throw', hang: 'nan', 'non-canonical': 'surrogate' } as const;
+/**
+ * What the upstream does for a generated tool act (a hang is an answer that is not valid JSON: a
+ * bare NaN or a key given twice, as the wire choices say).
+ */
+const actOf = (act: GeneratedCall['act'], wire: WireChoices): string =>
+  act === 'hang' ? wire.invalid : { succeed: 'ok', throw: 'throw', 'non-canonical': 'surrogate' }[act];
 
 /** A generated run as sent: what the client got for each step, the calls' tags, its run. */
 export interface Driven {
   generated: GeneratedRun;
   results: Array<Array<{ call_id: string }>>;
   tags: string[];
+  /** Tags of the decoy requests (sent twice under one id: refused, never run). */
+  decoys: string[];
   runId: string;
 }
 
@@ -162,10 +171,16 @@ export class GatewayWorld {
   }
 
   /** The arguments of a generated call as JSON-RPC params text (raw, for the digits), and the tag. */
-  #arguments(call: GeneratedCall, run: number, index: number): { raw: string; tag: string } {
+  #arguments(
+    call: GeneratedCall,
+    run: number,
+    index: number,
+    wire: WireChoices,
+  ): { raw: string; tag: string } {
     const tag = `r${run}c${index}`;
     const amount = call.tool === 'pay-large' ? 5000 + index : 10 + index;
-    const base = { tag, amount, act: ACTS[call.act] };
+    const big = call.act === 'succeed' && wire.bigResult ? { big: wire.bigResult } : {};
+    const base = { tag, amount, act: actOf(call.act, wire), ...big };
     switch (call.arguments) {
       case 'json-text':
         return { raw: JSON.stringify(JSON.stringify(base)), tag };
@@ -193,33 +208,47 @@ export class GatewayWorld {
   }
 
   /** Runs one generated run as one client session and checks it. */
-  async run(generated: GeneratedRun, number: number, tally?: Tally): Promise<void> {
-    await this.check(await this.drive(generated, number), tally);
+  async run(generated: GeneratedRun, number: number, tally?: Tally, wire = PLAIN_WIRE): Promise<void> {
+    await this.check(await this.drive(generated, number, wire), tally);
   }
 
-  /** Sends one generated run as one client session, until its run has ended. */
-  async drive(generated: GeneratedRun, number: number): Promise<Driven> {
+  /**
+   * Sends one generated run as one client session, until its run has ended; throws when a raw
+   * call's answer is not one answer with its id as sent (see `checkAnswers`).
+   */
+  async drive(generated: GeneratedRun, number: number, wire = PLAIN_WIRE): Promise<Driven> {
     const { client, transport } = await connectClient(this.served.url(), { name: `generated-${number}` });
     const sessionId = transport.sessionId as string;
     const results: Array<Array<{ call_id: string }>> = [];
     const tags: string[] = [];
+    const decoys: string[] = [];
     let index = 0;
-    for (const step of generated.steps) {
+    for (const [stepIndex, step] of generated.steps.entries()) {
       const sent = step.map((call) => {
-        const { raw, tag } = this.#arguments(call, number, index++);
+        const id = idText(wire, `r${number}c${index}`, index);
+        const { raw, tag } = this.#arguments(call, number, index++, wire);
         this.#reviewers.set(tag, call.reviewer);
         tags.push(tag);
-        return { call, raw, tag };
+        return { call, raw, tag, id, text: this.#callText(TOOLS[call.tool], raw, id) };
       });
+      // Text that is not JSON (a bare NaN in the arguments) would make the whole batch a parse
+      // error: it goes alone, answered -32700 with id null.
+      const raw = sent.filter(({ call, text }) => call.arguments !== 'object' && isJson(text));
+      const batched = new Set(wire.batch ? raw : []);
+      const batch =
+        batched.size > 0 ? this.#batch(sessionId, raw, wire, `r${number}s${stepIndex}`, decoys) : undefined;
       const answers = await Promise.all(
-        sent.map(async ({ call, raw, tag }) => {
-          const name = TOOLS[call.tool];
+        sent.map(async (item) => {
+          const { call, raw, tag, id, text } = item;
           if (call.arguments === 'object') {
+            const name = TOOLS[call.tool];
             const result = await client.callTool({ name, arguments: JSON.parse(raw) }, CallToolResultSchema);
             return { call_id: tag, result };
           }
-          const text = await this.#rawCall(sessionId, name, raw, `${tag}`);
-          return { call_id: tag, result: text };
+          if (batched.has(item)) return { call_id: tag, result: await batch };
+          const body = await this.#post(sessionId, text);
+          checkAnswers(body, [isJson(text) ? id : 'null'], [], wire.bigResult);
+          return { call_id: tag, result: body };
         }),
       );
       results.push(answers.map((answer) => ({ call_id: answer.call_id })));
@@ -229,7 +258,7 @@ export class GatewayWorld {
     const run = runs.find((item) => item.labels.client === `generated-${number}`);
     if (!run) throw new Error(`no run for session generated-${number}`);
     await waitFor(async () => (await this.engine.store.getRun(run.run_id))?.status !== 'running');
-    return { generated, results, tags, runId: run.run_id };
+    return { generated, results, tags, decoys, runId: run.run_id };
   }
 
   /** Checks a driven run from outside: its bundle, the side effects of its calls, its results. */
@@ -254,6 +283,8 @@ export class GatewayWorld {
       const tag = tagOf.get(record.arguments_commitment);
       if (tag && record.call_id) callOfTag.set(tag, record.call_id);
     }
+    for (const decoy of driven.decoys)
+      if (effects.get(decoy)) throw new Error(`the decoy ${decoy}, sent twice under one id, ran`);
     const sideEffects = new Map<string, number>();
     for (const tag of tags) {
       const count = effects.get(tag) ?? 0;
@@ -262,12 +293,46 @@ export class GatewayWorld {
     checkRun({ steps: generated.steps, results, sideEffects, bundle, publicKey: this.publicKey }, tally);
   }
 
-  /** A tools/call sent as raw JSON-RPC text over the session (the SDK writes numbers as doubles). */
-  async #rawCall(sessionId: string, name: string, rawArguments: string, id: string): Promise<string> {
+  /** A tools/call as raw JSON-RPC text (the SDK writes numbers as doubles); `id` is raw JSON. */
+  #callText(name: string, rawArguments: string, id: string): string {
     const params =
       rawArguments === ''
         ? `{"name":${JSON.stringify(name)}}`
         : `{"name":${JSON.stringify(name)},"arguments":${rawArguments}}`;
+    return `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${params}}`;
+  }
+
+  /**
+   * Sends `calls` as one JSON-RPC batch with two decoy requests sharing an id (a `bump` that would
+   * run if it reached the gate; its tag goes to `decoys`), checks that every call is answered
+   * once and each decoy refused, and resolves with the body.
+   */
+  async #batch(
+    sessionId: string,
+    calls: Array<{ id: string; text: string }>,
+    wire: WireChoices,
+    name: string,
+    decoys: string[],
+  ): Promise<string> {
+    const tag = `decoy-${name}`;
+    decoys.push(tag);
+    const id = idText(wire, tag, 100_000 + decoys.length);
+    const decoy = this.#callText('bump', JSON.stringify({ tag, amount: 1, act: 'ok' }), id);
+    const body = await this.#post(
+      sessionId,
+      `[${[decoy, ...calls.map((call) => call.text), decoy].join(',')}]`,
+    );
+    checkAnswers(
+      body,
+      calls.map((call) => call.id),
+      [id],
+      wire.bigResult,
+    );
+    return body;
+  }
+
+  /** POSTs raw JSON-RPC text over the session; resolves with the answer's body. */
+  async #post(sessionId: string, text: string): Promise<string> {
     const response = await fetch(this.served.url(), {
       method: 'POST',
       headers: {
@@ -276,7 +341,7 @@ export class GatewayWorld {
         'mcp-session-id': sessionId,
         'mcp-protocol-version': '2025-06-18',
       },
-      body: `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"tools/call","params":${params}}`,
+      body: text,
     });
     return response.text();
   }
@@ -321,10 +386,16 @@ export class GatewayWorlds {
    * Sends the runs of `batch` at once, then checks each once all have ended (their exports then
    * share one signed checkpoint); throws the first violation found.
    */
-  async run(batch: readonly GeneratedRun[], tally?: Tally): Promise<void> {
+  async run(
+    batch: readonly GeneratedRun[],
+    tally?: Tally,
+    wires: readonly WireChoices[] = [],
+  ): Promise<void> {
     const world = await this.#current();
     this.#runs += batch.length;
-    const settled = await Promise.allSettled(batch.map((run) => world.drive(run, this.#number++)));
+    const settled = await Promise.allSettled(
+      batch.map((run, index) => world.drive(run, this.#number++, wires[index] ?? PLAIN_WIRE)),
+    );
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     for (const result of settled) await world.check((result as PromiseFulfilledResult<Driven>).value, tally);

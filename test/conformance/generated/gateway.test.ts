@@ -1,10 +1,13 @@
 // Generated runs through the MCP gateway (real SDK client, real McpServer upstream over stdio),
-// checked from outside after each run. `npm run fuzz` runs many more. The runs go in batches of
+// checked from outside after each run, with wire choices of their own (gateway-wire.ts: id forms
+// including integers beyond ±2^53, batches with decoys sharing an id, big integers and duplicate
+// keys in upstream answers), the client's answers checked as they come. `npm run fuzz` runs many more. The runs go in batches of
 // CALLGATE_FUZZ_CONCURRENCY (default 4) at once, each in its own session and run.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Tally } from './checks.js';
 import { GatewayWorlds } from './gateway-driver.js';
+import { PLAIN_WIRE, wireChoices } from './gateway-wire.js';
 import { EXAMPLES, runCount, runSeed, runsOf } from './runs.js';
 
 const worlds = new GatewayWorlds();
@@ -18,14 +21,23 @@ describe('generated runs through the MCP gateway', () => {
     async () => {
       const tally = new Tally('MCP gateway');
       const runs = runCount(300);
-      const batch = fc.array(runsOf(2), { minLength: concurrency, maxLength: concurrency });
+      const batch = fc.array(fc.tuple(runsOf(2), wireChoices), {
+        minLength: concurrency,
+        maxLength: concurrency,
+      });
       await fc.assert(
-        fc.asyncProperty(batch, (generated) => worlds.run(generated, tally)),
+        fc.asyncProperty(batch, (generated) =>
+          worlds.run(
+            generated.map(([run]) => run),
+            tally,
+            generated.map(([, wire]) => wire),
+          ),
+        ),
         {
           // The counterexamples come first, one run each, and count among the property's runs.
           numRuns: EXAMPLES.length + Math.ceil(Math.max(0, runs - EXAMPLES.length) / concurrency),
           seed: runSeed(),
-          examples: EXAMPLES.map(([run]) => [[run]]),
+          examples: EXAMPLES.map(([run]) => [[[run, PLAIN_WIRE]]]),
         },
       );
       if (process.env.CALLGATE_FUZZ_RUNS) console.log(`MCP gateway: ${tally}`);

@@ -3,9 +3,14 @@
 // stdin ends), for the gateway's record-fidelity tests and the generated harness. Tools:
 // - `bump`: appends its arguments to the counter file named by CALLGATE_TEST_COUNTER (a side
 //   effect to count), then acts as its `act` argument says: `ok` returns the arguments, `throw`
-//   throws, `nan` answers with a bare NaN, `surrogate` returns a lone surrogate;
+//   throws, `nan` answers with a bare NaN, `dupkey` answers with a key given twice, `surrogate`
+//   returns a lone surrogate; a `big` argument (digits, as a string) is returned as a bare number
+//   in `structuredContent.big`;
 // - `echo`: returns its arguments as text (the digits it received);
 // - `nan`: answers with a bare NaN token (not valid JSON) on the wire;
+// - `big`: returns its `digits` argument (default 12345678901234567890123) as bare numbers in
+//   `structuredContent` and in its content's `_meta`;
+// - `dupkey`: answers `"structuredContent":{"score":1,"score":2}` (a key given twice) on the wire;
 // - `surrogate`: returns text holding a lone surrogate;
 // - `boom`: throws;
 // - `hang`: never answers.
@@ -25,7 +30,10 @@ server.registerTool('bump', { description: 'Counts one side effect', inputSchema
   if (args.act === 'throw') throw new Error('the tool failed');
   if (args.act === 'nan')
     return { content: [{ type: 'text', text: 'score' }], structuredContent: { score: '__BARE_NAN__' } };
+  if (args.act === 'dupkey') return duplicateKey();
   if (args.act === 'surrogate') return text(`broken \uD800 ${args.tag}`);
+  if (typeof args.big === 'string')
+    return { ...text(JSON.stringify(args)), structuredContent: { big: `__RAW__${args.big}` } };
   return text(JSON.stringify(args));
 });
 server.registerTool('echo', { description: 'Echoes its arguments', inputSchema: loose }, (args) =>
@@ -35,6 +43,20 @@ server.registerTool('nan', { description: 'Answers with a bare NaN', inputSchema
   content: [{ type: 'text', text: 'score' }],
   structuredContent: { score: '__BARE_NAN__' },
 }));
+const duplicateKey = () => ({
+  content: [{ type: 'text', text: 'score' }],
+  structuredContent: { score: 1, __DUP_score__: 2 },
+});
+server.registerTool('dupkey', { description: 'Answers with a key given twice', inputSchema: loose }, () =>
+  duplicateKey(),
+);
+server.registerTool('big', { description: 'Returns big integers', inputSchema: loose }, (args) => {
+  const digits = typeof args.digits === 'string' ? args.digits : '12345678901234567890123';
+  return {
+    content: [{ type: 'text', text: `big ${digits}`, _meta: { n: `__RAW__${digits}` } }],
+    structuredContent: { n: `__RAW__${digits}`, list: [`__RAW__-${digits}`, 1] },
+  };
+});
 server.registerTool('surrogate', { description: 'Returns a lone surrogate', inputSchema: loose }, () =>
   text('broken \uD800 text'),
 );
@@ -47,8 +69,14 @@ server.registerTool(
   () => new Promise(() => {}),
 );
 
-// The wire as sent: the marker string becomes a bare NaN token, which is not JSON.
-const bareNan = (text) => text.replaceAll('"__BARE_NAN__"', 'NaN');
+// The wire as sent: the marker string becomes a bare NaN token, which is not JSON; `"__RAW__<n>"`
+// becomes the bare number n (digits JSON.stringify cannot write); `"__DUP_<key>__"` becomes
+// `"<key>"` (a key given twice).
+const bareNan = (text) =>
+  text
+    .replaceAll('"__BARE_NAN__"', 'NaN')
+    .replace(/"__RAW__(-?[0-9][0-9.eE+-]*)"/g, '$1')
+    .replace(/"__DUP_(\w+)__"/g, '"$1"');
 
 if (process.env.CALLGATE_TEST_HTTP === '1') {
   const { randomUUID } = await import('node:crypto');

@@ -10,7 +10,9 @@
 import { spawn } from 'node:child_process';
 import type { LedgerRecord } from '@callgate/core';
 import fc from 'fast-check';
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkCallEnds } from '../../conformance/generated/checks.js';
 import { eventually, type ServedGateway, serveGateway } from './harness.js';
 
 const UPSTREAM = new URL('./fidelity-upstream.mjs', import.meta.url).pathname;
@@ -26,7 +28,7 @@ rules:
     when: args.amount <= 1000
     effect: allow
   - id: open
-    match: { tools: [echo, boom, nan, hang] }
+    match: { tools: [echo, boom, nan, hang, big, dupkey] }
     effect: allow
 `;
 
@@ -119,11 +121,24 @@ async function records(served: ServedGateway): Promise<unknown[]> {
   return all.map(mask);
 }
 
-/** A tools/call's JSON text, with digits JSON.stringify could not write (big integers) kept. */
+/** A request id as raw JSON text: a safe integer, a string, or an integer beyond ±2^53 (digits a double cannot hold). */
+const idText = fc.oneof(
+  fc.integer({ min: 1, max: 1_000_000 }).map(String),
+  fc.string({ minLength: 1, maxLength: 8 }).map((text) => JSON.stringify(text)),
+  fc.bigInt({ min: 2n ** 53n + 1n, max: 10n ** 30n }).map(String),
+  fc.bigInt({ min: -(10n ** 30n), max: -(2n ** 53n) - 1n }).map(String),
+);
+
+/**
+ * A tools/call's JSON text, with digits JSON.stringify could not write (big integers, in the id
+ * and the arguments) kept, and what the answer must quote: the id as sent, and for `big` (which
+ * returns its `digits` argument as bare numbers) those digits.
+ */
 const toolCall = fc
   .record({
-    id: fc.oneof(fc.integer({ min: 1, max: 1_000_000 }), fc.string({ minLength: 1, maxLength: 8 })),
-    name: fc.constantFrom('bump', 'echo', 'boom', 'nan', 'surrogate', 'format_disk'),
+    id: idText,
+    name: fc.constantFrom('bump', 'echo', 'boom', 'nan', 'dupkey', 'big', 'surrogate', 'format_disk'),
+    digits: fc.bigInt({ min: 2n ** 53n + 1n, max: 10n ** 30n }).map(String),
     amount: fc.oneof(fc.integer({ min: -5, max: 2_000 }), fc.constant(undefined)),
     data: fc.option(fc.jsonValue({ maxDepth: 2 }), { nil: undefined }),
     big: fc.option(fc.bigInt({ min: 2n ** 53n, max: 2n ** 70n }), { nil: undefined }),
@@ -134,14 +149,59 @@ const toolCall = fc
       { progressToken: 7 },
     ),
   })
-  .map(({ id, name, amount, data, big, meta }) => {
-    const args: string[] = [];
+  .map(({ id, name, digits, amount, data, big, meta }) => {
+    const args: string[] = name === 'big' ? [`"digits":"${digits}"`] : [];
     if (amount !== undefined) args.push(`"amount":${amount}`);
     if (data !== undefined) args.push(`"data":${JSON.stringify(data)}`);
     if (big !== undefined) args.push(`"big":${big}`);
     const params = `{"name":${JSON.stringify(name)},"arguments":{${args.join(',')}}${meta ? `,"_meta":${JSON.stringify(meta)}` : ''}}`;
-    return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"tools/call","params":${params}}`;
+    return {
+      text: `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${params}}`,
+      id,
+      quotes: name === 'big' ? `"n":${digits},"list":[-${digits},1]` : undefined,
+    };
   });
+
+/**
+ * The JSON-RPC responses in an answer's body (event stream `data:` lines, or JSON: one message or
+ * a batch), each as `<id as raw JSON text> result|error`, sorted; read losslessly, so ids compare
+ * digit for digit.
+ */
+function answersIn(body: string): string[] {
+  const events = /^(event|data):/m.test(body)
+    ? body
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
+    : [body];
+  return events
+    .filter((event) => event.trim() !== '')
+    .flatMap((event) => {
+      const value = parseLossless(event) as unknown;
+      return (Array.isArray(value) ? value : [value]) as Array<Record<string, unknown>>;
+    })
+    .filter((message) => 'result' in message || 'error' in message)
+    .map((message) => {
+      const id = isLosslessNumber(message.id) ? message.id.value : JSON.stringify(message.id);
+      return `${id} ${'error' in message ? `error${(message.error as { code?: { value?: string } }).code?.value === '-32600' ? ':-32600' : ''}` : 'result'}`;
+    })
+    .sort();
+}
+
+/** Ids from a small pool, so a batch repeats some: numbers, strings, "1" beside 1, digits beyond 2^53. */
+const batchId = fc.constantFrom('1', '2', '"1"', '"a"', '12345678901234567890', '-98765432109876543210');
+
+/** A JSON-RPC batch of tools/call requests (some sharing ids) and notifications. */
+const batch = fc.array(
+  fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({ id: batchId, name: fc.constantFrom('echo', 'bump', 'big', 'dupkey') }),
+    },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+  ),
+  { minLength: 1, maxLength: 6 },
+);
 
 /** How many calls of `hang` the lane's ledger shows ended as a `tool-error` (cancelled: it never answers). */
 async function hangEnds(): Promise<number> {
@@ -170,16 +230,59 @@ describe('the tools/call lane', () => {
         async (calls, profile) => {
           const [onLane, onSdk] = await Promise.all([session(lane, profile), session(sdk, profile)]);
           for (const call of calls) {
-            const [a, b] = await Promise.all([onLane(call), onSdk(call)]);
+            const [a, b] = await Promise.all([onLane(call.text), onSdk(call.text)]);
             expect(a.status).toBe(b.status);
             expect(a.headers.get('content-type')).toBe(b.headers.get('content-type'));
-            expect(await a.text()).toBe(await b.text());
+            const text = await a.text();
+            expect(text).toBe(await b.text());
+            // The id as sent (a body the lossless reader refuses, a `prototype` key say, is a
+            // parse error: id null), and the upstream's digits when its answer reached the client.
+            const id = a.status === 400 && text.includes('"code":-32700') ? 'null' : call.id;
+            expect(answersIn(text).map((answer) => answer.slice(0, answer.lastIndexOf(' ')))).toEqual([id]);
+            if (call.quotes && text.includes('"structuredContent":{"n"')) expect(text).toContain(call.quotes);
           }
           expect(await records(lane)).toEqual(await records(sdk));
         },
       ),
       { numRuns: 40 },
     );
+  }, 120_000);
+
+  it('answers every request of a generated batch once: those sharing an id each with -32600 and undecided, the rest run', async () => {
+    await fc.assert(
+      fc.asyncProperty(batch, async (items) => {
+        const text = `[${items
+          .map((item, index) =>
+            item
+              ? `{"jsonrpc":"2.0","id":${item.id},"method":"tools/call","params":{"name":"${item.name}","arguments":{"amount":${index}}}}`
+              : '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"none","progress":1}}',
+          )
+          .join(',')}]`;
+        const requests = items.filter((item) => item !== undefined);
+        const uses = (id: string) => requests.filter((item) => item.id === id).length;
+        const expected = requests
+          .map((item) => `${item.id} ${uses(item.id) > 1 ? 'error:-32600' : 'result'}`)
+          .sort();
+        const decided = requests.filter((item) => uses(item.id) === 1).length;
+        await Promise.all([records(lane), records(sdk)]); // what earlier runs left
+        for (const served of [lane, sdk]) {
+          const post = await session(served);
+          const answer = await post(text);
+          expect(answersIn(await answer.text())).toEqual(expected);
+        }
+        const [onLane, onSdk] = [await records(lane), await records(sdk)];
+        expect(onLane).toEqual(onSdk);
+        const decisions = (onLane as Array<{ type: string }>).filter(
+          (record) => record.type === 'call-decision',
+        );
+        expect(decisions).toHaveLength(decided);
+      }),
+      { numRuns: 25 },
+    );
+    // The ledgers as written (not masked): every decided call ends exactly once.
+    for (const served of [lane, sdk])
+      for (const run of await served.engine.store.listRuns())
+        checkCallEnds((await served.engine.store.readRunRecords(run.run_id)) as LedgerRecord[]);
   }, 120_000);
 
   it('ends a call the client cancels (notifications/cancelled) with no answer, recorded as cancelled', async () => {
@@ -209,5 +312,34 @@ describe('the tools/call lane', () => {
     drop.abort();
     await waiting;
     await eventually(async () => expect(await hangEnds()).toBe(2));
+  });
+
+  it('refuses a request reusing the id of a call still in progress (-32600), on the lane and through the SDK, and frees the id once the call ends', async () => {
+    const id = '12345678901234567890';
+    const call = (name: string) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":{}}}`;
+    for (const served of [lane, sdk]) {
+      const post = await session(served);
+      const drop = new AbortController();
+      const waiting = post(call('hang'), drop.signal).catch((error: unknown) => error);
+      await new Promise((wake) => setTimeout(wake, 100));
+      for (const again of [call('echo'), `{"jsonrpc":"2.0","id":${id},"method":"ping"}`]) {
+        const refused = await post(again);
+        expect(answersIn(await refused.text()), `${served === lane ? 'lane' : 'sdk'}: ${again}`).toEqual([
+          `${id} error:-32600`,
+        ]);
+      }
+      const cancel = await post(
+        `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${id},"reason":"enough"}}`,
+      );
+      expect(cancel.status).toBe(202);
+      await eventually(async () => {
+        const free = await post(call('echo'));
+        expect(answersIn(await free.text())).toEqual([`${id} result`]);
+      });
+      // The SDK's transport may keep a cancelled request's stream open: the client leaves it.
+      drop.abort();
+      await waiting;
+    }
   });
 });

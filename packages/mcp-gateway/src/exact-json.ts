@@ -1,0 +1,167 @@
+// Values and ids passed to the client exactly as they came. A request id or a number in an
+// upstream's answer that a double cannot hold (an integer beyond ±(2^53−1), say) is read
+// losslessly (a lossless-json `LosslessNumber` holding its digits), but the MCP SDK checks ids
+// as strings or numbers and writes messages with `JSON.stringify`, which writes such a number
+// rounded. So the gateway stands each one in for a string — a mark no client can forge (a random
+// nonce of this process) followed by the digits — while it is handled, and writes the digits back
+// in place of the quoted mark in the JSON text it sends. JSON-RPC 2.0 §4–5 (a response's id is
+// the request's id), RFC 8259 §6 (numbers are digits; precision is the reader's business).
+import { randomBytes } from 'node:crypto';
+import { numberHeldExactly } from '@callgate/core/json';
+import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
+
+/** Start of a stand-in string: NUL, a random nonce, a colon; the digits follow. */
+const MARK = `\u0000callgate-exact-${randomBytes(12).toString('hex')}:`;
+
+/** The mark as `JSON.stringify` writes it inside a string literal (NUL escaped as `\u0000`). */
+const MARK_IN_TEXT = JSON.stringify(MARK).slice(1, -1);
+
+/** A quoted stand-in in JSON text: the mark and the number's digits (RFC 8259 §6 number). */
+const STAND_IN_TEXT = new RegExp(
+  `"${MARK_IN_TEXT.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&')}(-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"`,
+  'g',
+);
+
+/** True when `value` is a string standing in for digits (see {@link standIn}). */
+export const isStandIn = (value: unknown): value is string =>
+  typeof value === 'string' && value.startsWith(MARK);
+
+/** The string standing in for the number `digits` (RFC 8259 number text) until it is written. */
+export const standIn = (digits: string): string => `${MARK}${digits}`;
+
+/** The digits a stand-in holds. */
+export const digitsOf = (standInText: string): string => standInText.slice(MARK.length);
+
+/**
+ * A JSON-RPC request id as the gate handles it: a number kept with its digits (a
+ * `LosslessNumber`, beyond what a double holds) becomes its stand-in string; any other value is
+ * returned as it is.
+ */
+export const gateId = (id: unknown): unknown => (isLosslessNumber(id) ? standIn(id.value) : id);
+
+/**
+ * `message` (a parsed client JSON-RPC message, or a batch of them) with the ids kept as digits
+ * replaced by their stand-ins: `id`, and the `requestId` of a `notifications/cancelled`, so a
+ * cancellation finds its request. Changes the objects in place; returns `message`.
+ */
+export function withGateIds<T>(message: T): T {
+  if (Array.isArray(message)) {
+    for (const item of message) withGateIds(item);
+    return message;
+  }
+  if (message === null || typeof message !== 'object') return message;
+  const record = message as Record<string, unknown>;
+  if (isLosslessNumber(record.id)) record.id = gateId(record.id);
+  const params = record.params as Record<string, unknown> | undefined;
+  if (record.method === 'notifications/cancelled' && params && typeof params === 'object')
+    if (isLosslessNumber(params.requestId)) params.requestId = gateId(params.requestId);
+  return message;
+}
+
+/**
+ * `value` with every `LosslessNumber` in it replaced by its stand-in string, for writers that
+ * know only `JSON.stringify` (the SDK's transports); {@link restoreDigits} turns the written text
+ * back. Copies only the arrays and objects on the way to a replaced number; returns `value`
+ * itself when it holds none (the usual case), so the cost is one walk.
+ */
+export function forWire(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (isLosslessNumber(value)) return standIn(value.value);
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let index = 0; index < value.length; index++) {
+      const item = value[index];
+      const written = forWire(item);
+      if (written !== item) {
+        copy ??= value.slice();
+        copy[index] = written;
+      }
+    }
+    return copy ?? value;
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return value;
+  let copy: Record<string, unknown> | undefined;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
+    const written = forWire(item);
+    if (written !== item) {
+      copy ??= { ...record };
+      copy[key] = written;
+    }
+  }
+  return copy ?? value;
+}
+
+/**
+ * `text` (JSON written from a value that went through {@link forWire} or held stand-in ids) with
+ * every quoted stand-in replaced by the digits it stands for. Text without one is returned as it
+ * is (one native substring search).
+ */
+export function restoreDigits(text: string): string {
+  if (!text.includes(MARK_IN_TEXT)) return text;
+  return text.replace(STAND_IN_TEXT, '$1');
+}
+
+/**
+ * `message` as JSON text for the client (RFC 8259): `JSON.stringify`, with kept numbers and
+ * stand-in ids written as the digits they were sent with.
+ */
+export function writeJson(message: unknown): string {
+  return restoreDigits(JSON.stringify(forWire(message)));
+}
+
+/** A number token of an upstream's answer: a double when it holds the value exactly enough. */
+function upstreamNumber(digits: string): number | LosslessNumber {
+  const number = Number(digits);
+  if (
+    !Number.isFinite(number) ||
+    (Number.isInteger(number) && !Number.isSafeInteger(number)) ||
+    !numberHeldExactly(digits)
+  )
+    return new LosslessNumber(digits);
+  return number;
+}
+
+/**
+ * Parses `text` (JSON) with lossless-json: a number a double cannot hold (an integer beyond
+ * ±(2^53−1), a decimal a double rounds such as `1000.00000000000001` or `1e-400`, or out of
+ * range) kept as a `LosslessNumber` with its digits; a key given twice with
+ * different values refused; `__proto__` kept as an own key (never a prototype).
+ * @throws SyntaxError saying what is wrong and at which position.
+ */
+export function parseKeepingDigits(text: string): unknown {
+  return parseLossless(text, null, upstreamNumber);
+}
+
+/** The mark's bytes as written in UTF-8 JSON text (see {@link restoreDigits}). */
+const MARK_BYTES = Buffer.from(MARK_IN_TEXT, 'utf8');
+
+/**
+ * {@link restoreDigits} for a chunk of UTF-8 JSON text that holds whole messages (an event of a
+ * server-sent event stream, as the SDK's transport writes them): `chunk` itself when it holds no
+ * stand-in (one native byte search).
+ */
+export function restoreDigitsIn(chunk: Uint8Array): Uint8Array {
+  const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  if (bytes.indexOf(MARK_BYTES) < 0) return chunk;
+  return Buffer.from(restoreDigits(bytes.toString('utf8')), 'utf8');
+}
+
+/**
+ * `response` with {@link restoreDigitsIn} applied to each chunk of its body (the SDK's event
+ * streams, which write one whole event per chunk); `response` itself when it has no body.
+ */
+export function withDigitsRestored(response: Response): Response {
+  const body = response.body;
+  if (!body) return response;
+  const restored = body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        controller.enqueue(restoreDigitsIn(chunk));
+      },
+    }),
+  );
+  return new Response(restored, { status: response.status, headers: response.headers });
+}
