@@ -6,7 +6,7 @@
 // (PerformanceObserver 'gc': count, total and longest pause per kind, and how many took over
 // 2 ms) and the heap in use. A loop delay whose p99 and max match the longest GC pauses is the
 // collector's; one far above them is the process's own work (or the machine's load).
-import { monitorEventLoopDelay, PerformanceObserver, constants } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
 const every = Number(process.env.LOOP_DELAY_EVERY_MS ?? 2_500);
 const argument = (name) =>
