@@ -26,6 +26,9 @@ const clone = <T>(value: T): T => structuredClone(value);
  */
 export const copyCall = (call: CallRow): CallRow => ({ ...call, rules: [...call.rules] });
 
+/** What the store keeps of a record: all its reads need (records, leaf hashes, a run's head). */
+type KeptRecord = Omit<StoredRecord, 'canonical'>;
+
 /** The key of the grants for one tool and arguments digest (what `findGrants` looks up). */
 const grantKey = (tool: string, digest: string): string => `${tool}\u0000${digest}`;
 
@@ -48,8 +51,8 @@ export class MemoryStore implements Store {
   /** Bindings (see `bindingKey`) of the grants consumed. */
   readonly #consumedBindings = new Set<string>();
   readonly #idempotency = new Map<string, string>();
-  readonly #records: StoredRecord[] = [];
-  readonly #runRecords = new Map<string, StoredRecord[]>();
+  readonly #records: KeptRecord[] = [];
+  readonly #runRecords = new Map<string, KeptRecord[]>();
   readonly #checkpoints: CheckpointRow[] = [];
   readonly #openings = new Map<string, Opening>();
   readonly #meta = new Map<string, string>();
@@ -188,10 +191,12 @@ export class MemoryStore implements Store {
       }
     });
     for (const stored of records) {
-      this.#records.push(stored);
-      const list = this.#runRecords.get(stored.record.run_id) ?? [];
-      list.push(stored);
-      this.#runRecords.set(stored.record.run_id, list);
+      // Not the canonical text: no read needs it, and it is most of a record's memory.
+      const kept: KeptRecord = { record: stored.record, leaf_hash: stored.leaf_hash, digest: stored.digest };
+      this.#records.push(kept);
+      const list = this.#runRecords.get(stored.record.run_id);
+      if (list) list.push(kept);
+      else this.#runRecords.set(stored.record.run_id, [kept]);
     }
   }
   async ledgerSize(): Promise<number> {
