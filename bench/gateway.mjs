@@ -15,7 +15,9 @@
 // `--store memory|sqlite|sqlite-full` picks the engine's store (default memory; sqlite is a
 // fresh data folder as `callgate serve` opens it, synchronous NORMAL or FULL).
 // `--baseline PATH` adds a third path, interleaved with the other two: a gateway built from the
-// module at PATH (e.g. the package's `dist/index.js` compiled from an earlier commit).
+// module at PATH (e.g. the package's `dist/index.js` compiled from an earlier commit), on the
+// @callgate/core (engine, store, ledger) that module itself resolves: a baseline built in a whole
+// tree of an earlier commit measures that commit's core as well.
 // The load average (1 min) is printed beside each rate: the machine may be shared.
 // (BENCH_CHILD_FLAGS="--cpu-prof" passes flags to the upstream and gateway processes).
 import { spawn } from 'node:child_process';
@@ -80,10 +82,21 @@ async function upstream() {
   });
 }
 
+/**
+ * Imports `specifier` as the module `--module` would resolve it (the baseline's own @callgate
+ * packages), or as this file does when there is none.
+ */
+async function importBeside(specifier) {
+  const module = argument('--module');
+  if (!module) return import(specifier);
+  const { createRequire } = await import('node:module');
+  return import(pathToFileURL(createRequire(module).resolve(specifier)).href);
+}
+
 /** An engine on a MemoryStore (`--store memory`, the default). */
 async function memoryEngine(core, policy) {
-  const { generateEd25519KeyPair } = await import('@callgate/core/crypto');
-  const { Ledger, logSignerFromPrivateKey } = await import('@callgate/core/ledger');
+  const { generateEd25519KeyPair } = await importBeside('@callgate/core/crypto');
+  const { Ledger, logSignerFromPrivateKey } = await importBeside('@callgate/core/ledger');
   const store = new core.MemoryStore();
   const keys = generateEd25519KeyPair();
   const origin = 'bench.local/log';
@@ -102,7 +115,7 @@ async function sqliteEngine(policy, synchronous) {
   const { mkdtemp, rm } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
-  const { openEmbedded } = await import('@callgate/store-sqlite');
+  const { openEmbedded } = await importBeside('@callgate/store-sqlite');
   const dataDir = await mkdtemp(join(tmpdir(), 'callgate-bench-gateway-'));
   const embedded = await openEmbedded({ dataDir, policy, synchronous, init: true });
   return {
@@ -116,7 +129,7 @@ async function sqliteEngine(policy, synchronous) {
 
 /** The gateway in front of `--upstream`, with an engine on the store `--store` names. */
 async function gateway() {
-  const core = await import('@callgate/core');
+  const core = await importBeside('@callgate/core');
   const module = argument('--module');
   const { createGateway } = await import(module ? pathToFileURL(module).href : '@callgate/mcp-gateway');
   const policy = core.loadPolicy(`

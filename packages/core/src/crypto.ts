@@ -72,6 +72,35 @@ export function hmacSha256Hex(key: Uint8Array, data: Uint8Array | string): strin
   return createHmac('sha256', key).update(data).digest('hex');
 }
 
+/** HMAC-SHA256's block size in bytes (RFC 2104 `B`, SHA-256's 64-byte block). */
+const HMAC_BLOCK = 64;
+
+/**
+ * HMAC-SHA256 (RFC 2104) under one key, for a key that signs many short messages: the padded key
+ * blocks (`K ⊕ ipad`, `K ⊕ opad`) are worked out once, and each message costs two one-shot
+ * SHA-256 hashes instead of a new HMAC object. A key longer than the block is hashed first, as
+ * RFC 2104 says. Returns a function giving the MAC of `data` as 64 lowercase hex digits, the same
+ * as {@link hmacSha256Hex}`(key, data)`; it holds a copy of the key, so later changes to `key` do
+ * not reach it.
+ */
+export function hmacSha256HexKeyed(key: Uint8Array): (data: Uint8Array) => string {
+  const material = key.length > HMAC_BLOCK ? sha256(key) : key;
+  const inner = Buffer.alloc(HMAC_BLOCK, 0x36);
+  // The outer hash's input: the padded key, then the inner digest (32 bytes) written per call.
+  const outer = Buffer.alloc(HMAC_BLOCK + 32, 0x5c);
+  for (let i = 0; i < material.length; i++) {
+    inner[i] = 0x36 ^ (material[i] as number);
+    outer[i] = 0x5c ^ (material[i] as number);
+  }
+  return (data) => {
+    const message = Buffer.allocUnsafe(HMAC_BLOCK + data.length);
+    inner.copy(message, 0);
+    message.set(data, HMAC_BLOCK);
+    outer.set(oneShotHash('sha256', message, 'buffer') as unknown as Buffer, HMAC_BLOCK);
+    return oneShotHash('sha256', outer, 'hex');
+  };
+}
+
 /**
  * HKDF-SHA256 (RFC 5869): `length` bytes of output keying material from input keying material
  * `secret`, `salt` and context `info` (strings as UTF-8).

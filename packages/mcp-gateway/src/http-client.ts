@@ -62,6 +62,24 @@ function readText(incoming: IncomingMessage): Promise<string> {
   });
 }
 
+/** What node:http needs of an upstream's URL to send it a request. */
+type RequestTarget = Pick<
+  ReturnType<typeof urlToHttpOptions>,
+  'protocol' | 'hostname' | 'port' | 'path' | 'auth'
+>;
+
+/** `url` as node:http reads it (`urlToHttpOptions`), without the fields a request does not use. */
+function requestTarget(url: URL): RequestTarget {
+  const { protocol, hostname, port, path, auth } = urlToHttpOptions(url);
+  return {
+    protocol,
+    hostname,
+    path,
+    ...(port !== undefined ? { port } : {}),
+    ...(auth !== undefined ? { auth } : {}),
+  };
+}
+
 /** An upstream answered with an HTTP error. */
 export class UpstreamHttpError extends Error {
   constructor(
@@ -76,8 +94,12 @@ export class UpstreamHttpError extends Error {
 /** A Streamable HTTP client transport over node:http(s). See the file header. */
 export class HttpClientTransport implements Transport {
   readonly #url: URL;
-  /** The URL as request options, worked out once (node:http would do it on every request). */
-  readonly #target: ReturnType<typeof urlToHttpOptions>;
+  /**
+   * The URL as request options, worked out once (node:http would do it on every request): only
+   * what a request uses (protocol, host name, port, path, credentials), as the Agent copies
+   * every option it is given on every request.
+   */
+  readonly #target: RequestTarget;
   readonly #headers: Record<string, string>;
   readonly #agent: HttpAgent;
   readonly #requests = new Set<ReturnType<typeof httpRequest>>();
@@ -94,7 +116,7 @@ export class HttpClientTransport implements Transport {
 
   constructor(url: URL, headers: Record<string, string> = {}) {
     this.#url = url;
-    this.#target = urlToHttpOptions(url);
+    this.#target = requestTarget(url);
     this.#headers = headers;
     this.#agent =
       url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });

@@ -5,7 +5,7 @@
 // from the log's arguments secret, kept in the store beside the log key. See docs/ledger.md,
 // "Record format version 2".
 import { CallgateError, isKeyedDigestField } from '@callgate/protocol';
-import { hkdfSha256, hmacSha256Hex, randomBytes, sha256Digest } from '../crypto.js';
+import { hkdfSha256, hmacSha256Hex, hmacSha256HexKeyed, randomBytes, sha256Digest } from '../crypto.js';
 import { fastCanonicalJson } from '../json/canonical.js';
 import type { Store } from '../store/store.js';
 
@@ -50,15 +50,22 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
  * @throws CallgateError `ledger-invalid` when `digest` is not a `sha256:<64 hex>` digest.
  */
 export function keyedArgumentsDigest(runKey: Uint8Array, digest: string): string {
+  return keyedWith((data) => hmacSha256Hex(runKey, data), digest);
+}
+
+/** {@link keyedArgumentsDigest} with the run key's HMAC given as `mac` (see `hmacSha256HexKeyed`). */
+function keyedWith(mac: (data: Uint8Array) => string, digest: string): string {
   if (!DIGEST.test(digest))
     throw new CallgateError('ledger-invalid', `an arguments digest must be sha256:<64 hex>, got ${digest}`);
-  return `hmac-sha256:${hmacSha256Hex(runKey, Buffer.from(digest.slice(7), 'hex'))}`;
+  return `hmac-sha256:${mac(Buffer.from(digest.slice(7), 'hex'))}`;
 }
 
 /** The log's run keys, derived once per run (a bounded cache). */
 export class RunKeys {
   readonly #secret: Uint8Array;
   readonly #cache = new Map<string, Uint8Array>();
+  /** HMAC-SHA256 under each cached run key, its padded key blocks worked out once per run. */
+  readonly #macs = new Map<string, (data: Uint8Array) => string>();
 
   constructor(secret: Uint8Array) {
     if (secret.length !== 32) throw new TypeError(`an arguments secret is 32 bytes, got ${secret.length}`);
@@ -70,10 +77,25 @@ export class RunKeys {
     let key = this.#cache.get(runId);
     if (key === undefined) {
       key = deriveRunKey(this.#secret, runId);
-      if (this.#cache.size >= 4096) this.#cache.delete(this.#cache.keys().next().value as string);
+      if (this.#cache.size >= 4096) {
+        const oldest = this.#cache.keys().next().value as string;
+        this.#cache.delete(oldest);
+        this.#macs.delete(oldest);
+      }
       this.#cache.set(runId, key);
     }
     return key;
+  }
+
+  /** HMAC-SHA256 under the run key of `runId`, as 64 lowercase hex digits. */
+  #mac(runId: string): (data: Uint8Array) => string {
+    const key = this.of(runId);
+    let mac = this.#macs.get(runId);
+    if (mac === undefined) {
+      mac = hmacSha256HexKeyed(key);
+      this.#macs.set(runId, mac);
+    }
+    return mac;
   }
 
   /**
@@ -90,7 +112,7 @@ export class RunKeys {
       // Null, or already keyed (a body copied from a version 2 record): left as it is.
       if (typeof value !== 'string' || value.startsWith('hmac-sha256:')) continue;
       keyed ??= { ...source };
-      keyed[name] = keyedArgumentsDigest(this.of(runId), value);
+      keyed[name] = keyedWith(this.#mac(runId), value);
     }
     return (keyed ?? body) as T;
   }
