@@ -15,7 +15,8 @@ export interface SqliteStoreOptions {
   synchronous?: 'NORMAL' | 'FULL';
   /**
    * Milliseconds between background `PRAGMA wal_checkpoint(PASSIVE)` runs, which copy the WAL
-   * into the database file off the commit path (automatic checkpoints are off). Default 1000.
+   * into the database file on a worker thread with its own connection, off the commit path and
+   * off the event loop (automatic checkpoints are off). Default 1000.
    */
   walCheckpointIntervalMs?: number;
   /** Milliseconds a statement waits for another connection's write lock. Default 5000. */
@@ -25,7 +26,7 @@ export interface SqliteStoreOptions {
 }
 
 /** The WAL file is truncated back to this size (bytes) after a checkpoint resets it. */
-const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 function isConstraintError(error: unknown): boolean {
   return error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT');
@@ -46,6 +47,7 @@ export interface OpenedDatabase {
   database: Database.Database;
   synchronous: 'NORMAL' | 'FULL';
   walCheckpointIntervalMs: number;
+  busyTimeoutMs: number;
 }
 
 /**
@@ -89,7 +91,7 @@ export function openDatabase(path: string, options: SqliteStoreOptions = {}): Op
     database.pragma('wal_autocheckpoint = 0');
     database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     migrate(database);
-    return { database, synchronous, walCheckpointIntervalMs };
+    return { database, synchronous, walCheckpointIntervalMs, busyTimeoutMs };
   } catch (error) {
     database.close();
     throw error;

@@ -3,10 +3,11 @@ import { silentLogger } from '@callgate/core';
 import type { LedgerRecord, Opening } from '@callgate/protocol';
 import { CallgateError } from '@callgate/protocol';
 import type Database from 'better-sqlite3';
-import { conflictOnConstraint, type SqliteStoreOptions } from './database.js';
+import { conflictOnConstraint, type SqliteStoreOptions, WAL_SIZE_LIMIT_BYTES } from './database.js';
 import { openingToRow, rowToCheckpoint, rowToOpening, toBuffer } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { StoreFaults } from './store-faults.js';
+import { type CheckpointResult, WalCheckpointer } from './wal-checkpointer.js';
 import { WriteQueue } from './write-queue.js';
 
 /**
@@ -26,13 +27,14 @@ export abstract class SqliteLog {
   readonly #faults: StoreFaults;
   #probedAt = 0;
   readonly #checkpointTimer: NodeJS.Timeout;
+  readonly #checkpointer: WalCheckpointer;
   protected readonly logger: Logger;
   protected closed = false;
 
   protected constructor(
     database: Database.Database,
     path: string,
-    options: Required<Pick<SqliteStoreOptions, 'synchronous' | 'walCheckpointIntervalMs'>> &
+    options: Required<Pick<SqliteStoreOptions, 'synchronous' | 'walCheckpointIntervalMs' | 'busyTimeoutMs'>> &
       SqliteStoreOptions,
   ) {
     this.database = database;
@@ -66,20 +68,26 @@ export abstract class SqliteLog {
     });
     this.#faults = new StoreFaults(path);
     this.#writes = new WriteQueue(database, this.#faults);
-    this.#checkpointTimer = setInterval(() => this.#passiveCheckpoint(), options.walCheckpointIntervalMs);
+    this.#checkpointer = new WalCheckpointer({
+      path,
+      busyTimeoutMs: options.busyTimeoutMs,
+      walSizeLimitBytes: WAL_SIZE_LIMIT_BYTES,
+      logger: this.logger,
+      fallback: () => this.database.pragma('wal_checkpoint(PASSIVE)'),
+    });
+    this.#checkpointTimer = setInterval(
+      () => void this.#checkpointer.checkpoint(),
+      options.walCheckpointIntervalMs,
+    );
     this.#checkpointTimer.unref();
   }
 
-  #passiveCheckpoint(): void {
-    try {
-      // PASSIVE never waits for readers or writers: it copies what it can and returns.
-      this.database.pragma('wal_checkpoint(PASSIVE)');
-    } catch (error) {
-      this.logger.warn(
-        { error, path: this.path },
-        'background WAL checkpoint failed; retrying at the next interval',
-      );
-    }
+  /**
+   * One background checkpoint now (what the timer runs): resolves with SQLite's report, or
+   * `undefined` when one was already running or it ran on this thread (see {@link WalCheckpointer}).
+   */
+  checkpointWal(): Promise<CheckpointResult | undefined> {
+    return this.#checkpointer.checkpoint();
   }
   /** Commits the queued writes, so that a read sees them. */
   protected settle(): void {
@@ -203,8 +211,8 @@ export abstract class SqliteLog {
   /**
    * Commits the queued writes, stops the checkpoint timer, checkpoints the WAL into the database
    * file and truncates it (`wal_checkpoint(TRUNCATE)`; skipped quietly when another connection is
-   * reading), and closes the connection. Calling it again does nothing; any other method
-   * afterwards throws.
+   * reading), closes the connection, then the checkpoint worker's (the last to close removes the
+   * WAL file). Calling it again does nothing; any other method afterwards throws.
    */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -215,6 +223,7 @@ export abstract class SqliteLog {
       this.database.pragma('wal_checkpoint(TRUNCATE)');
     } finally {
       this.database.close();
+      await this.#checkpointer.close();
     }
   }
 }

@@ -35,8 +35,9 @@ const REMEMBERED_API_KEYS = 1_000;
  * thread after committing the queued writes, so they see every write made before them.
  * `resolveApproval` and `consumeGrant` are single conditional UPDATEs run inside the write
  * transaction, atomic across connections and processes sharing the file. WAL checkpoints run from
- * a timer between turns, never inside a commit (each one still holds the thread while it copies
- * the WAL: about 20-40 ms per second of 1,000-3,000 single-record commits on a small VM);
+ * a timer on a worker thread with its own connection (see `WalCheckpointer`), never inside
+ * a commit and never on the event loop (copying the WAL costs about 20-40 ms per second of
+ * 1,000-3,000 single-record commits on a small VM);
  * `close()` commits what is queued, checkpoints fully and truncates the WAL. While another
  * connection holds the write lock, a commit waits (blocking the thread) up to `busyTimeoutMs`,
  * then its writes reject with `SQLITE_BUSY`.
@@ -55,7 +56,7 @@ export class SqliteStore extends SqliteLog implements Store {
   /**
    * Opens (creating when missing) the database at `path` and migrates it to the current schema
    * (see {@link openDatabase}), then starts the background checkpoint timer (unref'd: it never
-   * keeps the process alive).
+   * keeps the process alive; the checkpoint worker starts at its first tick).
    *
    * @param path a file path; `:memory:` and temporary databases are refused (no WAL, nothing
    *   durable — use core's MemoryStore instead).
@@ -64,8 +65,13 @@ export class SqliteStore extends SqliteLog implements Store {
    *   file cannot be opened.
    */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
-    const { database, synchronous, walCheckpointIntervalMs } = openDatabase(path, options);
-    return new SqliteStore(database, path, { ...options, synchronous, walCheckpointIntervalMs });
+    const { database, synchronous, walCheckpointIntervalMs, busyTimeoutMs } = openDatabase(path, options);
+    return new SqliteStore(database, path, {
+      ...options,
+      synchronous,
+      walCheckpointIntervalMs,
+      busyTimeoutMs,
+    });
   }
 
   async createRun(run: RunRow): Promise<void> {

@@ -37,7 +37,7 @@ class Connection:
     :param timeout: Seconds to wait for the connection.
     """
 
-    __slots__ = ("_reader", "sock")
+    __slots__ = ("_reader", "_timeout", "sock")
 
     def __init__(self, host: str, port: int, timeout: float, ssl_context: ssl.SSLContext | None = None) -> None:
         sock = socket.create_connection((host, port), timeout=timeout)
@@ -50,6 +50,8 @@ class Connection:
             raise
         self.sock: socket.socket | None = sock
         self._reader = sock.makefile("rb")
+        # The socket's timeout as last set: ``settimeout`` is a system call (ioctl) each time.
+        self._timeout: float | None = sock.gettimeout()
 
     def close(self) -> None:
         """Closes the connection (again is harmless)."""
@@ -78,7 +80,9 @@ class Connection:
         sock = self.sock
         if sock is None:
             raise http.client.RemoteDisconnected("the connection is closed")
-        sock.settimeout(timeout)
+        if timeout != self._timeout:
+            sock.settimeout(timeout)
+            self._timeout = timeout
         sock.sendall(head + body if body else head)
         reader = self._reader
         steps = answer_steps()
