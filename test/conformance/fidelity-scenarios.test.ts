@@ -38,6 +38,9 @@
 //   the string holds a lone UTF-16 surrogate"), so the call that ran could not end `ok`.
 // - h-mcp-stdio-approval-preview-cut-on-a-code-point: the elicitation message was not
 //   well-formed UTF-16 (cut between the two halves of the pair).
+// - i-http-denied-policy-denied-for-an-allowed-call: played against 406043e (the build before the
+//   outcome table): the claim was accepted (200, `denied`), so the ledger said the policy denied a
+//   call the policy had allowed.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LedgerRecord } from '@callgate/protocol';
@@ -74,7 +77,7 @@ interface Step {
 
 interface Row {
   id: string;
-  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h';
+  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i';
   title: string;
   ingress: 'http' | 'mcp-http' | 'mcp-stdio' | 'verifier';
   profile?: string;
@@ -266,9 +269,9 @@ async function playMcp(row: Row) {
 }
 
 describe('fixed scenarios of record fidelity (fidelity-scenarios.json)', () => {
-  it('has at least one row for each class a–h', () => {
+  it('has at least one row for each class a–i', () => {
     expect(new Set(TABLE.rows.map((row) => row.class))).toEqual(
-      new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']),
+      new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i']),
     );
     expect(new Set(TABLE.rows.map((row) => row.id)).size).toBe(TABLE.rows.length);
   });
