@@ -41,6 +41,8 @@
 // - i-http-denied-policy-denied-for-an-allowed-call: played against 406043e (the build before the
 //   outcome table): the claim was accepted (200, `denied`), so the ledger said the policy denied a
 //   call the policy had allowed.
+// - j-verifier-first-line-number-form: played against 406043e: verify --strict said OK (exit 0)
+//   of a bundle whose first line wrote an opening's 500 as 499.99999999999999999.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LedgerRecord } from '@callgate/protocol';
@@ -77,7 +79,7 @@ interface Step {
 
 interface Row {
   id: string;
-  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i';
+  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i' | 'j';
   title: string;
   ingress: 'http' | 'mcp-http' | 'mcp-stdio' | 'verifier';
   profile?: string;
@@ -269,9 +271,9 @@ async function playMcp(row: Row) {
 }
 
 describe('fixed scenarios of record fidelity (fidelity-scenarios.json)', () => {
-  it('has at least one row for each class a–i', () => {
+  it('has at least one row for each class a–j', () => {
     expect(new Set(TABLE.rows.map((row) => row.class))).toEqual(
-      new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i']),
+      new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j']),
     );
     expect(new Set(TABLE.rows.map((row) => row.id)).size).toBe(TABLE.rows.length);
   });
