@@ -49,7 +49,11 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
   const runs = new Map<string, AttemptMap<AttemptState>>();
   const ended = new Set<string>();
   const latestOfRuns = new Map<string, Map<string, AttemptState>>();
-  const approvalCalls = new Map<string, string>();
+  // Each approval's attempt: an approval names its call but not the attempt, and one call id
+  // given twice in a step is two attempts, decided before either's approval is requested.
+  const approvalAttempts = new Map<string, AttemptState>();
+  /** Per run and call id, the `ask` attempts whose approval was not requested yet, in order. */
+  const unrequested = new Map<string, AttemptState[]>();
   const attemptsOf = (runId: string) => {
     let attempts = runs.get(runId);
     if (!attempts) {
@@ -67,13 +71,31 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
         const state: AttemptState = { decision: record, approved: false, denied: false, ends: 0 };
         attempts.set(record.call_id, record.attempt, state);
         latest.set(record.call_id, state);
+        if (record.effect === 'ask' && record.error_kind === undefined) {
+          const key = `${record.run_id}\u0000${record.call_id}`;
+          unrequested.set(key, [...(unrequested.get(key) ?? []), state]);
+        }
         break;
       }
-      case 'approval-request':
-        approvalCalls.set(record.approval_id, record.call_id);
+      case 'approval-request': {
+        // The first asked attempt of the call awaiting a request, of the same tool and arguments
+        // when one is (the call checks report a request that matches none).
+        const waiting = unrequested.get(`${record.run_id}\u0000${record.call_id}`) ?? [];
+        let index = waiting.findIndex(
+          (state) =>
+            state.decision.tool === record.tool &&
+            state.decision.arguments_digest === record.arguments_digest,
+        );
+        if (index < 0) index = 0;
+        const state = waiting[index];
+        if (state) {
+          waiting.splice(index, 1);
+          approvalAttempts.set(record.approval_id, state);
+        }
         break;
+      }
       case 'approval-response': {
-        const state = latest.get(record.call_id);
+        const state = approvalAttempts.get(record.approval_id) ?? latest.get(record.call_id);
         if (state && record.status === 'approved') state.approved = true;
         if (state && record.status === 'denied') state.denied = true;
         break;
