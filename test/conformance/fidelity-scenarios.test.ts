@@ -60,6 +60,11 @@
 //   hold the upstream's digits (the answer was read with JSON.parse).
 // - f-mcp-http-duplicate-key-from-upstream, f-mcp-stdio-duplicate-key-from-upstream: the answer
 //   was accepted (isError false), the later value of the key passed on.
+// - j-http-denied-policy-denied-for-an-allowed-call: played against 406043e (the build before the
+//   outcome table): the claim was accepted (200, `denied`), so the ledger said the policy denied a
+//   call the policy had allowed.
+// - k-verifier-first-line-number-form: played against 406043e: verify --strict said OK (exit 0)
+//   of a bundle whose first line wrote an opening's 500 as 499.99999999999999999.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LedgerRecord } from '@callgate/protocol';
@@ -106,7 +111,7 @@ interface Step {
 
 interface Row {
   id: string;
-  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i';
+  class: 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i' | 'j' | 'k';
   title: string;
   ingress: 'http' | 'mcp-http' | 'mcp-stdio' | 'verifier';
   profile?: string;
@@ -334,9 +339,9 @@ async function playMcp(row: Row) {
 }
 
 describe('fixed scenarios of record fidelity (fidelity-scenarios.json)', () => {
-  it('has at least one row for each class a–i', () => {
+  it('has at least one row for each class a–k', () => {
     expect(new Set(TABLE.rows.map((row) => row.class))).toEqual(
-      new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i']),
+      new Set(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k']),
     );
     expect(new Set(TABLE.rows.map((row) => row.id)).size).toBe(TABLE.rows.length);
   });

@@ -110,6 +110,8 @@ function badValues(parser: ValueParser<unknown>): fc.Arbitrary<string> {
       return fc.constantFrom('nope', '12 parsecs', 'yesterday', '-5m', '');
     case 'changes':
       return fc.constantFrom('nope', 'same,nope', 'permissive', '');
+    case 'duration':
+      return fc.constantFrom('nope', '0', '0ms', '-5s', '5 min', '2d', '0.5ms', '1e3', '99999999999', '');
     case 'folder':
       // A file where a folder is expected (this test file, the package manifest), or nothing.
       return fc.constantFrom(
@@ -140,7 +142,7 @@ describe('every option that reads a value', () => {
     const parsed = found.filter(({ option }) => (option.parseArg as Partial<ValueParser<unknown>>)?.kind);
     // The audit covers each kind the commands use.
     expect(new Set(parsed.map(({ option }) => (option.parseArg as ValueParser<unknown>).kind))).toEqual(
-      new Set(['whole-number', 'port', 'http-url', 'run-ids', 'since', 'changes', 'folder']),
+      new Set(['whole-number', 'port', 'http-url', 'run-ids', 'since', 'changes', 'folder', 'duration']),
     );
     for (const { path, option } of parsed) {
       const parser = option.parseArg as ValueParser<unknown>;

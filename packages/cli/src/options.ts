@@ -5,10 +5,19 @@
 // expected) and the command exits 2 (bin.ts). Each parser carries its `kind`, so the options
 // audit test can find and feed every one of them.
 import { statSync } from 'node:fs';
+import { parseDuration } from '@callgate/core';
 import { InvalidArgumentError } from 'commander';
 
 /** What a parser reads; the audit test generates bad values per kind. */
-export type ValueKind = 'whole-number' | 'port' | 'http-url' | 'run-ids' | 'since' | 'changes' | 'folder';
+export type ValueKind =
+  | 'whole-number'
+  | 'port'
+  | 'http-url'
+  | 'run-ids'
+  | 'since'
+  | 'changes'
+  | 'folder'
+  | 'duration';
 
 /** An option parser that says what it reads. */
 export type ValueParser<T> = ((value: string) => T) & { kind: ValueKind; minimum?: number };
@@ -38,6 +47,14 @@ export const portNumber: ValueParser<number> = tagged('port', (value) => {
   if (!Number.isInteger(parsed) || parsed > 65535)
     throw new InvalidArgumentError('expected a port, 0 to 65535 (0 picks a free one)');
   return parsed;
+});
+
+/** A duration as every callgate file writes one (`300ms`, `30s`, `5m`, or whole ms `500`); ms. */
+export const duration: ValueParser<number> = tagged('duration', (value) => {
+  const parsed = parseDuration(/^\d+$/.test(value) ? Number(value) : value);
+  if ('problem' in parsed)
+    throw new InvalidArgumentError(`expected a duration such as 300ms, 30s or 5m (${parsed.problem})`);
+  return parsed.ms;
 });
 
 /** A server's base URL: `http://` or `https://` with a host (`http://127.0.0.1:7420`). */

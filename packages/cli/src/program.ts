@@ -10,14 +10,9 @@ import { registerPolicyCommands } from './commands/policy.js';
 import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 import { registerWitnessCommands } from './commands/witness.js';
+import { EXIT_CODES } from './exit-codes.js';
 import { folderPath, httpUrl, wholeNumber } from './options.js';
 import { CLI_VERSION } from './version.js';
-
-const EXIT_CODES = `
-Exit codes:
-  0  success
-  1  the command ran and found a failure (a check failed, a run was not found)
-  2  bad usage or unreadable input`;
 
 /**
  * The `callgate` command. `setExitCode` receives each command's exit code; `print` writes a line

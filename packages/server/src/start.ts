@@ -4,6 +4,12 @@ import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { type AppOptions, appInternals, createApp } from './app.js';
 import type { HealthChecks } from './health.js';
+import {
+  answerClientErrors,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  requestTimeoutOptions,
+} from './http/request-timeout.js';
 
 const delay = (ms: number) =>
   new Promise<void>((resolve) => {
@@ -20,6 +26,16 @@ export type StartServerOptions = ({ app: Hono } | { options: AppOptions }) & {
   signals?: readonly NodeJS.Signals[];
   /** Longest wait for accepted requests to finish on shutdown, ms. Default 10,000. */
   drainTimeoutMs?: number;
+  /**
+   * Longest wait for a request's head (request line and headers), ms; default 10,000. A request
+   * not received in time is answered 408 (`request-invalid`) and its connection closed.
+   */
+  headersTimeoutMs?: number;
+  /**
+   * Longest wait for a whole request, head and body, ms; default 30,000 (a body declared longer
+   * than it comes is not waited for beyond this). Answered as `headersTimeoutMs` is.
+   */
+  requestTimeoutMs?: number;
 };
 
 /** A listening server. */
@@ -47,15 +63,22 @@ export interface RunningServer {
  * gracefully on SIGINT/SIGTERM (see {@link RunningServer.close}).
  *
  * @returns once listening.
- * @throws the listen error (e.g. `EADDRINUSE`).
+ * @throws the listen error (e.g. `EADDRINUSE`); CallgateError `request-invalid` for a timeout
+ *   that is not a positive whole number of ms.
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const app = 'app' in options ? options.app : createApp(options.options);
   const { server: context, detach, reloader } = appInternals(app);
   const host = options.host ?? '127.0.0.1';
   const requestedPort = options.port ?? 7420;
+  const timeouts = {
+    headersTimeoutMs: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+  };
+  const serverOptions = requestTimeoutOptions(timeouts);
   const http = await new Promise<Server>((resolve, reject) => {
-    const created = serve({ fetch: app.fetch, hostname: host, port: requestedPort }) as Server;
+    const created = serve({ fetch: app.fetch, hostname: host, port: requestedPort, serverOptions }) as Server;
+    answerClientErrors(created, timeouts);
     created.once('listening', () => resolve(created));
     created.once('error', reject);
   });

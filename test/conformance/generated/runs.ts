@@ -283,7 +283,11 @@ const call = (id: IdForm, tool: ToolChoice, args: ArgumentForm, act: ToolAct = '
  *   `decided-not-completed` although it ran;
  * - a call with no arguments: the HTTP API refused the whole step instead of deciding it;
  * - a call reusing an id an earlier step's result answers, beside a new call: LangChain's agent
- *   ran only the new one, so the reused call never ran and the model read no result for it.
+ *   ran only the new one, so the reused call never ran and the model read no result for it;
+ * - one call id twice in one step, the first asked and approved, the second allowed: verify
+ *   --strict gave the approval to the latest attempt (an approval names its call, not the
+ *   attempt), so the approved attempt's `ok` read as a call whose approval was never given.
+ *   Verifier only: no fixed row (the HTTP rows' bundles hold no such pair).
  */
 export const COUNTEREXAMPLES: GeneratedRun[] = [
   { steps: [[call('fresh', 'read', 'object'), call('duplicate', 'read', 'object')]] },
@@ -295,6 +299,7 @@ export const COUNTEREXAMPLES: GeneratedRun[] = [
       [call('fresh', 'read', 'object'), call('reused', 'read', 'object')],
     ],
   },
+  { steps: [[call('fresh', 'pay-large', 'object'), call('duplicate', 'read', 'object')]] },
 ];
 
 /** The counterexamples as fast-check `examples` of a property over one run. */

@@ -50,7 +50,8 @@ describe('policy reload on a running server', () => {
       'version: 1\nrules:\n  - id: broken\n    when: "args.amount >"\n    effect: allow\n',
     );
     const refused = await runCallgate(['policy', 'reload', '--file', badFile], env);
-    expect(refused.code).toBe(1);
+    // A policy that does not load is bad input, as for `callgate policy test`: exit 2.
+    expect(refused.code).toBe(2);
     expect(refused.stdout).toMatch(/policy-invalid: bad\.yaml:4:\d+: rule "broken"/);
     const goodFile = join(server.dir, 'good.yaml');
     await writeFile(goodFile, POLICY_YAML);

@@ -1,6 +1,7 @@
 import { type Approval, CallgateClient, isCallgateError } from '@callgate/client';
 import { formatDuration } from '@callgate/core';
 import { type Command, Option } from 'commander';
+import { exitCodeOfKind } from '../exit-codes.js';
 import { table } from '../format.js';
 import { httpUrl } from '../options.js';
 
@@ -46,7 +47,7 @@ async function guarded(name: string, print: Print, action: () => Promise<number>
   } catch (error) {
     if (!isCallgateError(error)) throw error;
     print(`callgate approvals ${name}: ${error.kind}: ${error.message}`);
-    return error.kind === 'request-invalid' ? 2 : 1;
+    return exitCodeOfKind(error.kind);
   }
 }
 

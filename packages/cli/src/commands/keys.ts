@@ -5,6 +5,7 @@ import { API_KEY_ROLES, type ApiKeyRole, createApiKey } from '@callgate/server';
 import { PostgresStore } from '@callgate/store-postgres';
 import { openDataDir } from '@callgate/store-sqlite';
 import { type Command, Option } from 'commander';
+import { exitCodeOfKind } from '../exit-codes.js';
 import { folderPath } from '../options.js';
 
 type Print = (line: string) => void;
@@ -59,7 +60,7 @@ export async function runKeysCreate(
       } catch (error) {
         if (!isCallgateError(error)) throw error;
         options.print(`callgate keys create: ${error.message}`);
-        return error.kind === 'request-invalid' ? 2 : 1;
+        return exitCodeOfKind(error.kind);
       }
     },
     { create: true },

@@ -1,11 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { CallgateClient, isCallgateError } from '@callgate/client';
+import { exitCodeOfKind } from '../exit-codes.js';
 
 /**
  * `callgate policy reload [--file FILE] --url URL --key KEY`: puts a new policy in force on a
  * running server (as SIGHUP does, or with the file's text).
- * @returns 0 when in force (or unchanged), 1 when the server refused it, 2 for unreadable input.
+ * @returns 0 when in force (or unchanged); 2 for unreadable input or a policy the server refuses
+ *   as invalid (`policy-invalid`, `request-invalid`: as `policy test` exits for a policy that does
+ *   not load); 1 when the server refused it otherwise (unauthorized, unreachable, conflict).
  */
 export async function runPolicyReload(options: {
   file?: string;
@@ -37,6 +40,6 @@ export async function runPolicyReload(options: {
   } catch (error) {
     if (!isCallgateError(error)) throw error;
     print(`callgate policy reload: ${error.kind}: ${error.message}`);
-    return error.kind === 'request-invalid' ? 2 : 1;
+    return exitCodeOfKind(error.kind);
   }
 }

@@ -12,7 +12,7 @@ import {
   replayPolicy,
   type ToolSpec,
 } from '@callgate/core';
-import { parseBundleText, verifyBundle } from '@callgate/core/ledger';
+import { parseBundleText, parseVerifierKey, verifyBundleText } from '@callgate/core/ledger';
 import { type AnyBundle, type Opening, toolSpecSchema } from '@callgate/protocol';
 import { readServerConfig } from '@callgate/server';
 import { openDataDir } from '@callgate/store-sqlite';
@@ -28,6 +28,8 @@ export interface PolicyReplayOptions {
   /** Replay runs started at or after this epoch ms. */
   since?: number;
   bundle?: string;
+  /** The log's verifier key (`name+id+key`) the bundle's checkpoints must be signed with. */
+  publicKey?: string;
   data: string;
   /** A `callgate.yaml` whose tools give the annotations the ledger does not record. */
   config?: string;
@@ -37,6 +39,8 @@ export interface PolicyReplayOptions {
   /** Exit 1 when any call's change is one of these. */
   failOn?: ReplayChange[];
   print: (line: string) => void;
+  /** Where warnings go (not standard output, which may be JSON); default standard error. */
+  warn?: (line: string) => void;
 }
 
 const LABELS: Record<ReplayChange, string> = {
@@ -74,22 +78,32 @@ export function formatReplay(report: ReplayReport): string[] {
   return [line(header), ...rows.map(line), '', `${report.calls.length} calls: ${counts}`];
 }
 
-/** Reads the records and openings of a bundle file (any `callgate-bundle/` version), read losslessly and verified. */
-async function fromBundle(file: string) {
-  let input: unknown;
+/**
+ * Reads the records and openings of a bundle file (any `callgate-bundle/` version), verified as
+ * `callgate verify` does (every line read losslessly and held to its canonical text), with the
+ * log's key pinned when `publicKey` is given.
+ */
+async function fromBundle(file: string, publicKey: string | undefined) {
+  let text: Buffer;
   try {
-    input = parseBundleText(await readFile(file, 'utf8')).bundle;
+    text = await readFile(file);
   } catch (error) {
-    throw new Error(`${file} is not a bundle that can be read: ${(error as Error).message}`);
+    throw new Error(`cannot read the bundle ${file}: ${(error as Error).message}`);
   }
+  if (publicKey !== undefined)
+    try {
+      parseVerifierKey(publicKey);
+    } catch (error) {
+      throw new Error(`--public-key is not a verifier key (name+id+key): ${(error as Error).message}`);
+    }
   // Replay compares with what was recorded: a bundle that does not verify says nothing reliable
   // (and one that does holds records of a known version, each checked against its schema).
-  const report = verifyBundle(input);
+  const report = verifyBundleText(text, publicKey !== undefined ? { publicKey } : {});
   if (!report.ok)
     throw new Error(
-      `${file} does not verify (${report.failures.length} failed check${report.failures.length === 1 ? '' : 's'}): see callgate verify ${file}`,
+      `${file} does not verify (${report.failures.length} failed check${report.failures.length === 1 ? '' : 's'}; first: ${report.failures[0]?.check}: ${report.failures[0]?.message}): see callgate verify ${file}`,
     );
-  const bundle = input as AnyBundle;
+  const bundle = parseBundleText(text.toString('utf8')).bundle as AnyBundle;
   return { records: bundle.records as LedgerRecord[], openings: bundle.openings ?? [] };
 }
 
@@ -200,8 +214,12 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
         );
       });
     const source = options.bundle
-      ? await fromBundle(options.bundle)
+      ? await fromBundle(options.bundle, options.publicKey)
       : await fromDataDir(options.data, options);
+    if (options.bundle && options.publicKey === undefined)
+      (options.warn ?? ((line: string) => process.stderr.write(`${line}\n`)))(
+        `callgate policy replay: warning: ${options.bundle} was verified against the public key it carries, not a pinned one; pass --public-key to pin the log's key`,
+      );
     const records = selectRuns(source.records, options);
     const found = new Set(records.flatMap((record) => (record.type === 'run-start' ? [record.run_id] : [])));
     const missing = options.runs?.filter((id) => !found.has(id)) ?? [];

@@ -10,6 +10,7 @@ import { openEmbedded } from '@callgate/store-sqlite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callgate } from '../test-support.js';
+import { runPolicyReplay } from './policy-replay.js';
 
 const POLICY = `version: 1
 default: deny
@@ -215,6 +216,7 @@ describe('callgate policy test agrees with the gate', () => {
 describe('callgate policy replay', () => {
   let dataDir: string;
   let runId: string;
+  let verifierKey: string;
   const stricter = `version: 1
 default: deny
 rules:
@@ -231,6 +233,7 @@ rules:
     const embedded = await openEmbedded({ dataDir, policy: loadPolicy(POLICY), tools: TOOLS, vault: true });
     const run = await embedded.engine.startRun({ principal: 'bot', framework: 'test' });
     runId = run.run_id;
+    verifierKey = embedded.verifierKey;
     await embedded.engine.decide(runId, [
       { id: 'r1', tool: 'read_file', arguments: { path: 'a' } },
       { id: 'i1', tool: 'send_invoice', arguments: { to: 'acme', amount: 10 } },
@@ -415,5 +418,58 @@ rules:
       'yesterday',
     ]);
     expect(bad.code).not.toBe(0);
+  });
+
+  it('holds its options to one source, and verifies a bundle with the key pinned when given', async () => {
+    const other = await openEmbedded({
+      dataDir: join(dir, 'other-log'),
+      policy: loadPolicy(POLICY),
+      tools: TOOLS,
+    });
+    const otherKey = other.verifierKey;
+    await other.close();
+    const bundle = join(dir, 'run.bundle.json');
+    const stricter = join(dir, 'stricter.yaml');
+    const rows: Array<{ args: string[]; code: number; says?: RegExp }> = [
+      {
+        args: ['--bundle', bundle, '--data', dataDir],
+        code: 2,
+        says: /--bundle and --data are mutually exclusive/,
+      },
+      {
+        args: ['--data', dataDir, '--public-key', verifierKey],
+        code: 2,
+        says: /--public-key pins the key of a --bundle/,
+      },
+      { args: ['--bundle', bundle, '--public-key', verifierKey], code: 0, says: /3 calls: same 2/ },
+      { args: ['--bundle', bundle, '--public-key', otherKey], code: 2, says: /does not verify/ },
+      {
+        args: ['--bundle', bundle, '--public-key', 'not-a-key'],
+        code: 2,
+        says: /--public-key is not a verifier key/,
+      },
+      { args: ['--bundle', bundle], code: 0, says: /3 calls: same 2/ },
+      { args: ['--data', dataDir], code: 0, says: /3 calls: same 2/ },
+    ];
+    for (const row of rows) {
+      const result = await callgate(['policy', 'replay', '--policy', stricter, ...row.args]);
+      expect({ args: row.args, code: result.code }).toEqual({ args: row.args, code: row.code });
+      if (row.says) expect(result.lines.join('\n')).toMatch(row.says);
+    }
+    // Without a pinned key it says so, beside the replay (not in it: standard output may be JSON).
+    for (const publicKey of [undefined, verifierKey]) {
+      const warnings: string[] = [];
+      const code = await runPolicyReplay({
+        policy: stricter,
+        bundle,
+        data: dataDir,
+        json: true,
+        ...(publicKey ? { publicKey } : {}),
+        print: () => {},
+        warn: (line) => warnings.push(line),
+      });
+      expect(code).toBe(0);
+      expect(warnings.join('\n')).toMatch(publicKey ? /^$/ : /not a pinned one; pass --public-key/);
+    }
   });
 });

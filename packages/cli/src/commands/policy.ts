@@ -63,7 +63,11 @@ export function registerPolicyCommands(
     )
     .option(
       '--bundle <file>',
-      'replay an exported bundle (its openings give the arguments) instead of the data folder',
+      'replay an exported bundle (its openings give the arguments) instead of the data folder; it is verified first',
+    )
+    .option(
+      '--public-key <key>',
+      'with --bundle: the log’s verifier key to pin (C2SP note key: name+id+key), as callgate verify takes it',
     )
     .option('--config <file>', 'callgate.yaml whose tools give the annotations the ledger does not record')
     .option('--tools <file>', 'a YAML or JSON list of tool specs (annotations, trust) for the same use')
@@ -80,9 +84,15 @@ export function registerPolicyCommands(
         .argParser(folderPath),
     )
     .addHelpText('after', context.exitCodes)
-    .action(async (options) =>
-      setExitCode(await runPolicyReplay({ ...options, data: resolve(options.data), print })),
-    );
+    .action(async (options, command: Command) => {
+      // --data has a default (and CALLGATE_DATA): only one given on the command line is a
+      // second source beside --bundle.
+      if (options.bundle !== undefined && command.getOptionValueSource('data') === 'cli')
+        command.error('error: --bundle and --data are mutually exclusive: replay a bundle or a data folder');
+      if (options.publicKey !== undefined && options.bundle === undefined)
+        command.error('error: --public-key pins the key of a --bundle; a data folder is not verified');
+      setExitCode(await runPolicyReplay({ ...options, data: resolve(options.data), print }));
+    });
   policy
     .command('reload')
     .description('put a new policy in force on a running server (validated, then recorded in the ledger)')

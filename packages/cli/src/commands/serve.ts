@@ -11,7 +11,7 @@ import {
 } from '@callgate/server';
 import { type Command, Option } from 'commander';
 import { type LogLevel, logLevelOf } from '../log.js';
-import { folderPath, portNumber } from '../options.js';
+import { duration, folderPath, portNumber } from '../options.js';
 import { startWitnessLoop } from '../witness/loop.js';
 import { openServeEngine } from './serve-store.js';
 import { readServerAddress, writeServerAddress } from './server-address.js';
@@ -32,6 +32,10 @@ export interface ServeOptions {
   init?: boolean;
   /** SQLite durability; default `synchronous:` in the config, else NORMAL. */
   synchronous?: 'NORMAL' | 'FULL';
+  /** Longest wait for a request's headers, ms (default 10,000): then 408 and the connection closed. */
+  headersTimeout?: number;
+  /** Longest wait for a whole request, headers and body, ms (default 30,000): then 408 likewise. */
+  requestTimeout?: number;
   print: (line: string) => void;
   /** Where log lines go (standard error). */
   log: (line: string) => void;
@@ -139,6 +143,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
       },
       host,
       port,
+      ...(options.headersTimeout !== undefined ? { headersTimeoutMs: options.headersTimeout } : {}),
+      ...(options.requestTimeout !== undefined ? { requestTimeoutMs: options.requestTimeout } : {}),
     });
   } catch (error) {
     await gateway.close();
@@ -259,6 +265,16 @@ export function registerServeCommand(
         '--synchronous <mode>',
         'SQLite durability: NORMAL, or FULL (every commit on disk before it is answered); default synchronous: in the config, else NORMAL',
       ).choices(['NORMAL', 'FULL']),
+    )
+    .option(
+      '--request-timeout <duration>',
+      'longest wait for a whole request, headers and body (30s, 500ms); then 408 and the connection closed (default 30s)',
+      duration,
+    )
+    .option(
+      '--headers-timeout <duration>',
+      'longest wait for a request’s headers; then 408 and the connection closed (default 10s, never over --request-timeout)',
+      duration,
     )
     .option('--debug', 'log debug lines too (same as CALLGATE_LOG_LEVEL=debug)')
     .addHelpText('after', context.exitCodes)

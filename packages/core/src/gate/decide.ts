@@ -312,6 +312,7 @@ export async function decideCalls(
       decided_at: now,
     };
     state.remember(row);
+    if (verdict.error) state.refusalKinds.set(`${row.call_id}\u0000${row.attempt}`, verdict.error.kind);
     writes.push(
       context.ledger.append(runId, {
         type: 'call-decision',

@@ -4,6 +4,7 @@ import { recordable } from '../json/normalize.js';
 import { readArguments } from '../json/safe-json.js';
 import { argumentsDigest } from '../ledger/arguments-key.js';
 import { commitValue, type GateContext } from './context.js';
+import { type CallStanding, outcomeContradiction } from './outcome-table.js';
 import { recordRefusal } from './refusals.js';
 import type { RunState } from './run-state.js';
 
@@ -38,10 +39,15 @@ export interface CallOutcomeReport {
  * `denied` for a call already ended `denied` (e.g. by its failed consume) is the same fact and
  * returns `denied`.
  *
+ * Every report is held to the table of outcome-table.ts (which outcome and error kind a call
+ * allowed, denied by a person, left unanswered or refused may end with): one outside it, e.g.
+ * `denied` with `policy-denied` for a call the policy allowed, is refused `conflict` and recorded
+ * as a `refusal` (`outcome-contradicts-grant`, the reason naming the contradiction).
+ *
  * @throws CallgateError `not-found` when the call was never decided in this run, `conflict` when
  *   its outcome is already recorded, it was refused, or its approval is not approved (for a
- *   report saying it ran), `grant-invalid` when the outcome claims a grant the gate did not
- *   consume for this call.
+ *   report saying it ran), or the report is outside the outcome table, `grant-invalid` when the
+ *   outcome claims a grant the gate did not consume for this call.
  */
 export async function recordOutcome(
   context: GateContext,
@@ -104,8 +110,17 @@ export async function beginOutcome(
   // check refuses it: the refusal record is written before the error is thrown. A call already
   // ended `denied` did not run under its grant, whatever the store says of the grant (a refused
   // consume spends it too).
-  const refuse = async (error: CallgateError, reason = error.message): Promise<never> => {
-    if (report.grant_consumed && (call.outcome === 'denied' || !(await consumedByGate())))
+  // `contradictsDecision`: the report says the call ran though its decision did not let it (the
+  // outcome table's refusal): recorded whatever it claims of a grant.
+  const refuse = async (
+    error: CallgateError,
+    reason = error.message,
+    contradictsDecision = false,
+  ): Promise<never> => {
+    if (
+      contradictsDecision ||
+      (report.grant_consumed && (call.outcome === 'denied' || !(await consumedByGate())))
+    )
       await recordRefusal(context, state, {
         kind: 'outcome-contradicts-grant',
         call_id: call.call_id,
@@ -129,6 +144,8 @@ export async function beginOutcome(
         `call ${report.call_id} was refused: it cannot have run; record its outcome as denied`,
         { call_id: report.call_id },
       ),
+      undefined,
+      true,
     );
   }
   if (ran && call.decision === 'ask') {
@@ -140,6 +157,8 @@ export async function beginOutcome(
           `call ${report.call_id} waits on approval ${call.approval_id} (${approval?.status ?? 'unknown'}): it may run only once approved`,
           { call_id: report.call_id, ...(call.approval_id ? { approval_id: call.approval_id } : {}) },
         ),
+        undefined,
+        true,
       );
     }
   }
@@ -147,6 +166,36 @@ export async function beginOutcome(
     const reason = `the outcome of call ${call.call_id} claims its grant was consumed, but the gate consumed none for it`;
     if (!(await consumedByGate()))
       await refuse(new CallgateError('grant-invalid', reason, { call_id: call.call_id }), reason);
+  }
+  // The table of what an outcome may claim (outcome-table.ts): a contradiction is refused and
+  // recorded as evidence, as a contradicted grant claim is.
+  const approvalStatus =
+    call.decision === 'ask' && call.approval_id
+      ? (await context.store.getApproval(call.approval_id))?.status
+      : undefined;
+  const standing: CallStanding =
+    call.decision === 'allow' || (call.decision === 'ask' && approvalStatus === 'approved')
+      ? 'allowed'
+      : call.decision === 'ask'
+        ? approvalStatus === 'denied'
+          ? 'approval-denied'
+          : 'approval-unanswered'
+        : 'refused';
+  const contradiction = outcomeContradiction(
+    standing,
+    report.outcome,
+    report.error_kind,
+    state.refusalKinds.get(attemptKey),
+  );
+  if (contradiction !== undefined) {
+    const reason = `the outcome of call ${call.call_id} contradicts its decision: ${contradiction}`;
+    await recordRefusal(context, state, {
+      kind: 'outcome-contradicts-grant',
+      call_id: call.call_id,
+      tool: call.tool,
+      reason,
+    });
+    throw new CallgateError('conflict', reason, { call_id: call.call_id });
   }
   let outcome = report.outcome;
   let digest = call.arguments_digest;

@@ -1,4 +1,4 @@
-import { CallgateError } from '@callgate/protocol';
+import { CallgateError, type ErrorKind } from '@callgate/protocol';
 import type { CallRow, RunRow, Store } from '../store/store.js';
 import { ProvenanceTracker } from './provenance.js';
 
@@ -25,6 +25,11 @@ export class RunState {
    * consumed is not known here, so an outcome's claim that it was is taken as given.
    */
   readonly inherited = new Set<string>();
+  /**
+   * The kind of each refused attempt (`call_id\u0000attempt`) this process decided, as on its
+   * `call-decision` record (`policy-denied`, `tool-args-invalid`, ...): what its outcome may claim.
+   */
+  readonly refusalKinds = new Map<string, ErrorKind>();
   /** Epoch ms of the last thing the agent did in this run (for the idle limit). */
   lastActivity = 0;
 

@@ -3,7 +3,10 @@
 // hash is over): the other fields on the first line, ending `"records":[`, then one record a line (each
 // but the last followed by `,`), then `]}`. Any JSON reader reads it; the verifier reads it
 // losslessly: a record line with a duplicate key, or in any form but its canonical one, is refused
-// naming its line, and each line's bytes are hashed as they are.
+// naming its line, and each line's bytes are hashed as they are; the first line must be the text
+// `JSON.stringify` writes for its own parse (only its key order is free: JSON objects are unordered
+// and the verifier reads fields by name). A bundle in another layout is held to the same, but for
+// the whitespace between its tokens.
 import { type AnyBundle, CallgateError } from '@callgate/protocol';
 import { fastCanonicalJson } from '../json/canonical.js';
 import { isCertainlyCanonical } from './canonical-line.js';
@@ -98,6 +101,46 @@ function parseRefusingDuplicates(text: string, firstLine: number): unknown {
 }
 
 /**
+ * `text` (valid JSON) without the whitespace between its tokens: the four JSON whitespace
+ * characters outside strings are dropped, strings are kept byte for byte.
+ */
+function withoutWhitespace(text: string): string {
+  let kept = '';
+  let from = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 34) {
+      index += 1;
+      while (text.charCodeAt(index) !== 34) index += text.charCodeAt(index) === 92 ? 2 : 1;
+    } else if (code === 32 || code === 10 || code === 13 || code === 9) {
+      kept += text.slice(from, index);
+      from = index + 1;
+    }
+  }
+  return kept + text.slice(from);
+}
+
+/**
+ * Refuses JSON `text` that is not the text `JSON.stringify` writes for its own parse `value`
+ * (keys in the order given): a number in another form (`4999.9999999999999999`, `5e3`, `5000.0`,
+ * digits past what a double holds), a string escaped otherwise (`\u0061` for `a`) or any text
+ * two parses could not tell apart would otherwise verify as the bundle it differs from. With
+ * `spacing`, whitespace between tokens is allowed (a layout callgate does not write, read whole).
+ * @throws CallgateError `ledger-invalid` naming `where` and the first offset that differs.
+ */
+function holdToWrittenForm(text: string, value: unknown, where: string, spacing: boolean): void {
+  const given = spacing ? withoutWhitespace(text) : text;
+  const written = JSON.stringify(value);
+  if (given === written) return;
+  let at = 0;
+  while (at < given.length && given.charCodeAt(at) === written.charCodeAt(at)) at += 1;
+  throw new CallgateError(
+    'ledger-invalid',
+    `${where} is not the text its values are written as (at ${JSON.stringify(given.slice(at, at + 24))}, written ${JSON.stringify(written.slice(at, at + 24))}): a number form, string escape${spacing ? '' : ' or spacing'} the verifier would read as another text's; the bundle is not read as written`,
+  );
+}
+
+/**
  * Whether `line` is the RFC 8785 canonical form of `record`, its `JSON.parse`: a duplicate key,
  * other key order, spacing or another number form makes them differ (see `canonicalOfParsed`).
  * A one-pass scan of the line decides the usual case; what it is not certain of, the canonical
@@ -153,11 +196,20 @@ function partsOf(input: string | Uint8Array): FileParts {
  */
 export function parseBundleText(input: string | Uint8Array): BundleText {
   const { first, rest, whole } = partsOf(input);
-  if (!first.startsWith('{') || !first.endsWith(RECORDS_OPEN))
-    return { bundle: parseRefusingDuplicates(whole(), 1), firstLine: 0 };
-  const header = parseRefusingDuplicates(`${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`, 1);
+  if (!first.startsWith('{') || !first.endsWith(RECORDS_OPEN)) {
+    const text = whole();
+    const bundle = parseRefusingDuplicates(text, 1);
+    holdToWrittenForm(text, bundle, 'the bundle', true);
+    return { bundle, firstLine: 0 };
+  }
+  const headerText = `${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`;
+  const header = parseRefusingDuplicates(headerText, 1);
   if (typeof header !== 'object' || header === null || Array.isArray(header))
     throw new CallgateError('ledger-invalid', 'line 1 of the bundle is not a JSON object');
+  // The first line (manifest, openings, policies, checkpoints, ...) is held to exact text as the
+  // record lines are: the text callgate writes for its parse, so no other text of the same values
+  // verifies as this bundle.
+  holdToWrittenForm(headerText, header, 'line 1 of the bundle', false);
   // The lines after the first, read in place (one string a record line, no array of all lines):
   // trailing line breaks ignored, the last line `]}`, every line before it a record.
   const body = rest();

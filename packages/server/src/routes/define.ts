@@ -13,6 +13,8 @@ import type { ServerContext } from '../server-context.js';
 /** What a route handler receives: the validated body and query, the path parameters and the key. */
 export interface RouteInput<Body, Query> {
   body: Body;
+  /** The body's text as received (UTF-8 decoded); empty for a route without a body. */
+  bodyText: string;
   query: Query;
   params: Record<string, string>;
   /** The authenticated key (a placeholder `public` row on routes without auth). */
@@ -169,15 +171,17 @@ export function mountRoutes(app: Hono, server: ServerContext, routes: readonly R
         const key = await authorize(server, route, c.req.header('authorization'));
         const query = route.query ? parseWith(route.query, c.req.query(), 'query') : {};
         let body: unknown = {};
+        let bodyText = '';
         if (route.body) {
-          const text = await readUtf8(c.req.raw);
-          body = parseWith(route.body, parseJsonBody(text, c.req.header('content-type'), limit), 'body');
+          bodyText = await readUtf8(c.req.raw);
+          body = parseWith(route.body, parseJsonBody(bodyText, c.req.header('content-type'), limit), 'body');
         }
         const linked = lazyLinkedSignal(() => c.req.raw.signal, server.lifecycle.signal);
         let result: unknown;
         try {
           result = await route.handler({
             body,
+            bodyText,
             query,
             params: c.req.param(),
             key,

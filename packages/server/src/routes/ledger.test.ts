@@ -54,6 +54,27 @@ describe('bundles and verification', () => {
     expect((await call('GET', '/v1/runs/nope/bundle', { key: keys.admin })).status).toBe(404);
   });
 
+  it('verifies the bundle text as sent: another spelling of the same values fails', async () => {
+    const { call, keys } = await testApp({ vault: true });
+    const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
+    const runId = run.json.run_id;
+    await call('POST', `/v1/runs/${runId}/decisions`, {
+      key: keys.agent,
+      body: { calls: [{ id: 'c1', tool: 'send_invoice', arguments: { to: 'acme', amount: 500 } }] },
+    });
+    await call('POST', `/v1/runs/${runId}/end`, { key: keys.agent });
+    const bundle = await call('GET', `/v1/runs/${runId}/bundle?openings=true`, { key: keys.reviewer });
+    const text = JSON.stringify(bundle.json);
+    const headers = { 'content-type': 'application/json' };
+    const honest = await call('POST', '/v1/verify', { key: keys.reviewer, raw: text, headers });
+    expect(honest.json).toMatchObject({ ok: true });
+    const respelled = text.replace('"amount":500', '"amount":499.99999999999999999');
+    expect(respelled).not.toBe(text);
+    const changed = await call('POST', '/v1/verify', { key: keys.reviewer, raw: respelled, headers });
+    expect(changed.json.ok).toBe(false);
+    expect(changed.json.failures.map((failure: { check: string }) => failure.check)).toContain('canonical');
+  });
+
   it('reads ?strict and ?openings as bare flags, as well as =true and =false', async () => {
     const { call, keys } = await testApp();
     const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });

@@ -1,5 +1,5 @@
 import { readArguments } from '@callgate/core';
-import { argumentsDigestOf, verifyBundle } from '@callgate/core/ledger';
+import { argumentsDigestOf, verifyBundleText } from '@callgate/core/ledger';
 import {
   bundleSchema,
   bundleV2Schema,
@@ -95,8 +95,10 @@ export function ledgerRoutes(server: ServerContext): Route[] {
       bodyLimit: DEFAULT_BUNDLE_LIMIT,
       query: verifyQuery,
       response: verifyReportSchema,
-      async handler({ body, query }) {
-        return verifyBundle(body, {
+      async handler({ bodyText, query }) {
+        // The bytes as sent, read losslessly as `callgate verify` reads a file (every line held to
+        // its exact text): the parsed body would let another text of the same values verify.
+        return verifyBundleText(bodyText, {
           publicKey: query.public_key ?? server.publicKey,
           ...(flagOn(query.strict) ? { strict: true } : {}),
           ...(query.expect_size !== undefined ? { expectSize: query.expect_size } : {}),

@@ -1,7 +1,8 @@
 // The verifier's record-fidelity checks (docs/ledger.md, invariant 8), on real exports whose
 // records are changed and re-signed as a dishonest log would: each check catches its case.
-import type { LedgerRecord } from '@callgate/protocol';
+import { ERROR_KINDS, type LedgerRecord, type Outcome } from '@callgate/protocol';
 import { testEngine } from '@callgate/testing';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { executeStep } from '../../gate/execute-step.js';
 import { putPolicyDocument } from '../export.js';
@@ -81,4 +82,45 @@ describe('verify --strict: record fidelity', () => {
     );
     expect(checks(report)).toContain('grant');
   });
+
+  it('holds each call-end to the outcome table the gate holds reports to (generated)', async () => {
+    const outcomes: Outcome[] = ['ok', 'error', 'denied', 'decided-not-completed', 'changed-after-decision'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...outcomes),
+        fc.option(fc.constantFrom(...ERROR_KINDS), { nil: undefined }),
+        async (outcome, kind) => {
+          // What the gate says of this report for an allowed call...
+          const gate = await testEngine();
+          await gate.engine.decide(gate.runId, [{ id: 'c1', tool: 'read_file', arguments: { path: 'a' } }]);
+          const gateAccepts = await gate.engine
+            .recordOutcome(gate.runId, { call_id: 'c1', outcome, ...(kind ? { error_kind: kind } : {}) })
+            .then(
+              () => true,
+              () => false,
+            );
+          await gate.engine.close();
+          // ...is what verify --strict says of a log that recorded it anyway.
+          const report = await forged((records) =>
+            records.map((record) => {
+              if (record.type !== 'call-end') return record;
+              const { error_kind: _kind, ...rest } = record;
+              return {
+                ...rest,
+                outcome,
+                grant_consumed: outcome === 'ok' || outcome === 'error',
+                ...(kind ? { error_kind: kind } : {}),
+              } as LedgerRecord;
+            }),
+          );
+          expect({ outcome, kind, verifierAccepts: !checks(report).includes('call-end') }).toEqual({
+            outcome,
+            kind,
+            verifierAccepts: gateAccepts,
+          });
+        },
+      ),
+      { numRuns: 40, seed: 2026_1203 },
+    );
+  }, 120_000);
 });

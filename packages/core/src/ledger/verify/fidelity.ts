@@ -1,9 +1,11 @@
 // Record-fidelity checks of the offline verifier (docs/ledger.md, invariant 8): each call attempt
 // has at most one `call-end` (and, with --strict, an allowed or approved one has exactly one, and
-// in a run that ended every one has exactly one), no
+// in a run that ended every one has exactly one, and each `call-end` is one the gate's outcome
+// table allows for its decision: gate/outcome-table.ts), no
 // call that did not run claims its grant, and an `effective-arguments` record follows its call's
 // decision and names the arguments it decided (invariant 5).
 import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
+import { type CallStanding, outcomeContradiction } from '../../gate/outcome-table.js';
 import { AttemptMap } from './attempts.js';
 import type { Findings } from './report.js';
 
@@ -18,7 +20,17 @@ export const UNSIGNED_BUNDLE_FIELDS = ['exported_at', 'synchronous'] as const;
 interface AttemptState {
   decision: LedgerRecordOf<'call-decision'>;
   approved: boolean;
+  /** A person denied its approval. */
+  denied: boolean;
   ends: number;
+}
+
+/** How the gate stood on an attempt, from its records so far (see outcome-table.ts). */
+function standingOf(state: AttemptState): CallStanding {
+  const { decision } = state;
+  if (decision.effect === 'deny' || decision.error_kind !== undefined) return 'refused';
+  if (decision.effect === 'allow' || state.approved) return 'allowed';
+  return state.denied ? 'approval-denied' : 'approval-unanswered';
 }
 
 const RAN = new Set(['ok', 'error', 'changed-after-decision']);
@@ -37,7 +49,11 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
   const runs = new Map<string, AttemptMap<AttemptState>>();
   const ended = new Set<string>();
   const latestOfRuns = new Map<string, Map<string, AttemptState>>();
-  const approvalCalls = new Map<string, string>();
+  // Each approval's attempt: an approval names its call but not the attempt, and one call id
+  // given twice in a step is two attempts, decided before either's approval is requested.
+  const approvalAttempts = new Map<string, AttemptState>();
+  /** Per run and call id, the `ask` attempts whose approval was not requested yet, in order. */
+  const unrequested = new Map<string, AttemptState[]>();
   const attemptsOf = (runId: string) => {
     let attempts = runs.get(runId);
     if (!attempts) {
@@ -52,17 +68,36 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
     const latest = latestOfRuns.get(record.run_id) as Map<string, AttemptState>;
     switch (record.type) {
       case 'call-decision': {
-        const state: AttemptState = { decision: record, approved: false, ends: 0 };
+        const state: AttemptState = { decision: record, approved: false, denied: false, ends: 0 };
         attempts.set(record.call_id, record.attempt, state);
         latest.set(record.call_id, state);
+        if (record.effect === 'ask' && record.error_kind === undefined) {
+          const key = `${record.run_id}\u0000${record.call_id}`;
+          unrequested.set(key, [...(unrequested.get(key) ?? []), state]);
+        }
         break;
       }
-      case 'approval-request':
-        approvalCalls.set(record.approval_id, record.call_id);
+      case 'approval-request': {
+        // The first asked attempt of the call awaiting a request, of the same tool and arguments
+        // when one is (the call checks report a request that matches none).
+        const waiting = unrequested.get(`${record.run_id}\u0000${record.call_id}`) ?? [];
+        let index = waiting.findIndex(
+          (state) =>
+            state.decision.tool === record.tool &&
+            state.decision.arguments_digest === record.arguments_digest,
+        );
+        if (index < 0) index = 0;
+        const state = waiting[index];
+        if (state) {
+          waiting.splice(index, 1);
+          approvalAttempts.set(record.approval_id, state);
+        }
         break;
+      }
       case 'approval-response': {
-        const state = latest.get(record.call_id);
+        const state = approvalAttempts.get(record.approval_id) ?? latest.get(record.call_id);
         if (state && record.status === 'approved') state.approved = true;
+        if (state && record.status === 'denied') state.denied = true;
         break;
       }
       case 'call-end': {
@@ -71,6 +106,22 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
         state.ends += 1;
         if (state.ends > 1)
           findings.fail('call-end', `${attemptOf(record)} has more than one call-end`, record);
+        // --strict: the outcome and error kind are held to the gate's own table, with the
+        // refusal's kind from the decision record.
+        if (strict) {
+          const contradiction = outcomeContradiction(
+            standingOf(state),
+            record.outcome,
+            record.error_kind,
+            state.decision.error_kind ?? (state.decision.effect === 'deny' ? 'policy-denied' : undefined),
+          );
+          if (contradiction !== undefined)
+            findings.fail(
+              'call-end',
+              `${attemptOf(record)}: its outcome contradicts its decision: ${contradiction}`,
+              record,
+            );
+        }
         if (record.grant_consumed && !RAN.has(record.outcome))
           findings.fail(
             'grant',

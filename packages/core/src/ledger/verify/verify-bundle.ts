@@ -177,7 +177,9 @@ export function verifyBundleText(text: string | Uint8Array, options: VerifyOptio
   } catch (error) {
     const findings = new Findings();
     const message = (error as Error).message;
-    findings.fail(/^line \d+ of the bundle/.test(message) ? 'canonical' : 'bundle-shape', message);
+    // A line, or a whole bundle in another layout, not in the text its values are written as.
+    const canonical = /^line \d+ of the bundle|^the bundle is not the text/.test(message);
+    findings.fail(canonical ? 'canonical' : 'bundle-shape', message);
     return refused(findings);
   }
   return verifyParsed(read.bundle, options, read.lines);

@@ -1,0 +1,26 @@
+// The `callgate` command's exit codes, in one place: what each means (printed under every
+// command's help) and which a CallgateError's kind gets.
+import type { ErrorKind } from '@callgate/protocol';
+
+/** The exit codes' legend, printed after each command's help. */
+export const EXIT_CODES = `
+Exit codes:
+  0  success
+  1  the command ran and found a failure (a check failed, a run was not found, the server refused)
+  2  bad usage or unreadable input (a file that does not parse, a policy that does not load)`;
+
+/** The error kinds that say the command's own input was bad: exit code 2. */
+const INPUT_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  'request-invalid',
+  'policy-invalid',
+  'tool-args-invalid',
+]);
+
+/**
+ * The exit code of a command that ended with a CallgateError of `kind`: 2 when the input it was
+ * given is at fault (`request-invalid`, `policy-invalid`, `tool-args-invalid`, whether the command
+ * found it or a server it sent it to did), 1 for any other refusal or failure.
+ */
+export function exitCodeOfKind(kind: ErrorKind): 1 | 2 {
+  return INPUT_KINDS.has(kind) ? 2 : 1;
+}
