@@ -77,7 +77,7 @@ function duplicateKeyAt(text: string): number {
  * @throws CallgateError `ledger-invalid` naming the line and column of the repeated key, or why the
  *   text is not JSON.
  */
-function parseRefusingDuplicates(text: string, firstLine: number): unknown {
+export function parseRefusingDuplicates(text: string, firstLine: number): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -113,7 +113,7 @@ export function isCanonicalLine(line: string, record: unknown): boolean {
 }
 
 /** A bundle file's first line, and (made only when wanted) the text after it, and the whole text. */
-interface FileParts {
+export interface FileParts {
   first: string;
   rest: () => string;
   whole: () => string;
@@ -125,7 +125,7 @@ interface FileParts {
  * whole, split), which leaves the records' text in V8's one-byte form when it is ASCII, though a
  * signature line holds a non-ASCII character; a one-byte string is parsed and scanned faster.
  */
-function partsOf(input: string | Uint8Array): FileParts {
+export function partsOf(input: string | Uint8Array): FileParts {
   if (typeof input === 'string') {
     const firstBreak = input.indexOf('\n');
     return {
@@ -153,22 +153,10 @@ function partsOf(input: string | Uint8Array): FileParts {
  */
 export function parseBundleText(input: string | Uint8Array): BundleText {
   const { first, rest, whole } = partsOf(input);
-  if (!first.startsWith('{') || !first.endsWith(RECORDS_OPEN))
-    return { bundle: parseRefusingDuplicates(whole(), 1), firstLine: 0 };
-  const header = parseRefusingDuplicates(`${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`, 1);
-  if (typeof header !== 'object' || header === null || Array.isArray(header))
-    throw new CallgateError('ledger-invalid', 'line 1 of the bundle is not a JSON object');
-  // The lines after the first, read in place (one string a record line, no array of all lines):
-  // trailing line breaks ignored, the last line `]}`, every line before it a record.
+  const header = headerFields(first);
+  if (header === undefined) return { bundle: parseRefusingDuplicates(whole(), 1), firstLine: 0 };
   const body = rest();
-  let end = body.length;
-  while (end > 0 && body.charCodeAt(end - 1) === 10) end -= 1;
-  const closeAt = end === 0 ? 0 : body.lastIndexOf('\n', end - 1) + 1;
-  if (end === 0 || body.slice(closeAt, end) !== CLOSE)
-    throw new CallgateError(
-      'ledger-invalid',
-      `the bundle's last line is not ${CLOSE}: the file is cut short or malformed`,
-    );
+  const closeAt = closingLineAt(body);
   const lines: string[] = [];
   const records: unknown[] = [];
   // Record lines fill [0, closeAt - 1); none when `]}` is the only line.
@@ -177,32 +165,74 @@ export function parseBundleText(input: string | Uint8Array): BundleText {
     const lineNumber = index + 2;
     const stop = body.indexOf('\n', start);
     const last = stop === recordsEnd;
-    if (!last && body.charCodeAt(stop - 1) !== 44)
-      throw new CallgateError(
-        'ledger-invalid',
-        `line ${lineNumber} of the bundle: a record line but the last must end with ","`,
-      );
+    if (!last && body.charCodeAt(stop - 1) !== 44) throw missingComma(lineNumber);
     // A line's text without its trailing `,` (records but the last).
     const line = body.slice(start, last ? stop : stop - 1);
-    let record: unknown;
-    try {
-      record = JSON.parse(line);
-    } catch (error) {
-      throw new CallgateError(
-        'ledger-invalid',
-        `line ${lineNumber} of the bundle is not a JSON record: ${(error as Error).message}`,
-      );
-    }
-    if (!isCanonicalLine(line, record))
-      throw new CallgateError(
-        'ledger-invalid',
-        `line ${lineNumber} of the bundle is not its record's RFC 8785 canonical form (a duplicate key, key order, spacing or number form): the record is not read as written`,
-      );
+    records.push(parseRecordLine(line, lineNumber));
     lines.push(line);
-    records.push(record);
     if (last) break;
     start = stop + 1;
   }
-  (header as { records: unknown[] }).records = records;
+  header.records = records;
   return { bundle: header, lines, firstLine: 2 };
+}
+
+/**
+ * The fields of a bundle file's first line in the one-record-a-line layout, `records` empty; or
+ * undefined when the line does not open that layout (then the file is read whole).
+ * @throws CallgateError `ledger-invalid` when the line's fields give a key twice or are not an object.
+ */
+export function headerFields(first: string): Record<string, unknown> | undefined {
+  if (!first.startsWith('{') || !first.endsWith(RECORDS_OPEN)) return undefined;
+  const header = parseRefusingDuplicates(`${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`, 1);
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    throw new CallgateError('ledger-invalid', 'line 1 of the bundle is not a JSON object');
+  return header as Record<string, unknown>;
+}
+
+/**
+ * Where the closing line `]}` starts in `body` (the text after the first line): trailing line
+ * breaks ignored, the last line must be `]}`, and every line before it is a record.
+ * @throws CallgateError `ledger-invalid` when the last line is not `]}`.
+ */
+export function closingLineAt(body: string): number {
+  let end = body.length;
+  while (end > 0 && body.charCodeAt(end - 1) === 10) end -= 1;
+  const closeAt = end === 0 ? 0 : body.lastIndexOf('\n', end - 1) + 1;
+  if (end === 0 || body.slice(closeAt, end) !== CLOSE)
+    throw new CallgateError(
+      'ledger-invalid',
+      `the bundle's last line is not ${CLOSE}: the file is cut short or malformed`,
+    );
+  return closeAt;
+}
+
+/** The refusal of record line `lineNumber` (1-based) that does not end with `,` though a record follows. */
+export function missingComma(lineNumber: number): CallgateError {
+  return new CallgateError(
+    'ledger-invalid',
+    `line ${lineNumber} of the bundle: a record line but the last must end with ","`,
+  );
+}
+
+/**
+ * The record of a record line (without its trailing `,`), which must be its RFC 8785 canonical form.
+ * @throws CallgateError `ledger-invalid` naming line `lineNumber` when it is not JSON or not canonical.
+ */
+export function parseRecordLine(line: string, lineNumber: number): unknown {
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch (error) {
+    throw new CallgateError(
+      'ledger-invalid',
+      `line ${lineNumber} of the bundle is not a JSON record: ${(error as Error).message}`,
+    );
+  }
+  if (!isCanonicalLine(line, record))
+    throw new CallgateError(
+      'ledger-invalid',
+      `line ${lineNumber} of the bundle is not its record's RFC 8785 canonical form (a duplicate key, key order, spacing or number form): the record is not read as written`,
+    );
+  return record;
 }
