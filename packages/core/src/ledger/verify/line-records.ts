@@ -2,9 +2,9 @@
 // at a time by the verifier's record pass: no array of all parsed records, nor of all lines, is
 // made; each record is garbage once the pass has read it. A line is read exactly as
 // `parseBundleText` reads it (the same refusals, in the same order, naming the same line), and
-// hashed from the file's own bytes when they are valid UTF-8 (then they are the UTF-8 encoding of
-// the line's text: no re-encoding per line), else from its text.
-import { isUtf8 } from 'node:buffer';
+// hashed from the file's own bytes when they are ASCII (then they are the UTF-8 encoding of the
+// line's text, at the same offsets: no re-encoding per line), else from its text.
+import { isAscii } from 'node:buffer';
 import { sha256Into } from '../../crypto.js';
 import {
   closingLineAt,
@@ -25,12 +25,10 @@ export class LineRecords implements RecordSource {
   /** The index of a record line not ending with `,` though a record follows (then the last), or -1. */
   readonly #missingComma: number;
   /**
-   * 0x00 ‖ the body's bytes, when they are valid UTF-8, with each record line's byte bounds
-   * (shifted by 1): the byte before a line is set to 0x00 to hash the leaf SHA-256(0x00 ‖ line).
+   * The body's bytes when they are ASCII (then a line's text offsets are its byte offsets, and its
+   * bytes are its UTF-8 encoding), else undefined (lines are hashed from their text).
    */
   readonly #bytes: Buffer | undefined;
-  readonly #byteStarts: Float64Array | undefined;
-  readonly #byteEnds: Float64Array | undefined;
   /** How many records the pass has read (the next index it reads). */
   #read = 0;
   /** The text of the line read last, and its index. */
@@ -74,25 +72,8 @@ export class LineRecords implements RecordSource {
     this.#starts = starts;
     this.#ends = ends;
     this.#missingComma = missing;
-    if (bytes !== undefined && missing < 0 && isUtf8(bytes)) {
-      // A line break is one byte and one character, and never inside a UTF-8 sequence: the byte
-      // lines are the text lines, in order.
-      const owned = Buffer.allocUnsafeSlow(bytes.length + 1);
-      owned[0] = 10;
-      owned.set(bytes, 1);
-      const byteStarts = new Float64Array(count);
-      const byteEnds = new Float64Array(count);
-      for (let index = 0, start = 1; index < count; index++) {
-        const stop = owned.indexOf(10, start);
-        byteStarts[index] = start;
-        byteEnds[index] = index === count - 1 ? stop : stop - 1;
-        owned[start - 1] = 0;
-        start = stop + 1;
-      }
-      this.#bytes = owned;
-      this.#byteStarts = byteStarts;
-      this.#byteEnds = byteEnds;
-    }
+    if (bytes !== undefined && bytes.length === body.length && isAscii(bytes))
+      this.#bytes = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   read(index: number): unknown {
@@ -120,10 +101,15 @@ export class LineRecords implements RecordSource {
       hashCanonicalText(line, version2, leaves, chain, index * 32);
       return;
     }
-    const start = (this.#byteStarts as Float64Array)[index] as number;
-    const end = (this.#byteEnds as Float64Array)[index] as number;
-    sha256Into(leaves, index * 32, bytes.subarray(start - 1, end));
-    if (!version2 && chain !== undefined) sha256Into(chain, index * 32, bytes.subarray(start, end));
+    const start = this.#starts[index] as number;
+    const end = this.#ends[index] as number;
+    if (end - start + 1 > scratch.length)
+      scratch = Buffer.allocUnsafeSlow(Math.max(end - start + 1, scratch.length * 2));
+    scratch[0] = 0;
+    bytes.copy(scratch, 1, start, end);
+    const length = end - start + 1;
+    sha256Into(leaves, index * 32, scratch.subarray(0, length));
+    if (!version2 && chain !== undefined) sha256Into(chain, index * 32, scratch.subarray(1, length));
   }
 
   /**
@@ -135,6 +121,9 @@ export class LineRecords implements RecordSource {
     for (let index = this.#read; index < this.count; index++) this.read(index);
   }
 }
+
+/** A reused buffer of 0x00 ‖ a record line's bytes, grown as needed. */
+let scratch = Buffer.allocUnsafeSlow(4096);
 
 /** A Float64Array twice as long, holding `array`. */
 function grown(array: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> {
