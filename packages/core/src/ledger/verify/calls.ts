@@ -37,7 +37,6 @@ const attemptOf = (record: { call_id: string; attempt: number }): string =>
 
 class RunCalls {
   readonly #decisions = new AttemptMap<DecisionState>();
-  readonly #latestByCall = new Map<string, DecisionState>();
   readonly #approvals = new Map<string, ApprovalState>();
 
   constructor(readonly findings: Findings) {}
@@ -67,11 +66,10 @@ class RunCalls {
       executions: 0,
     };
     this.#decisions.set(record.call_id, record.attempt, state);
-    this.#latestByCall.set(record.call_id, state);
   }
 
   request(record: LedgerRecordOf<'approval-request'>): void {
-    const decided = this.#latestByCall.get(record.call_id);
+    const decided = this.#decisions.latest(record.call_id);
     if (decided === undefined) {
       this.#fail('approval', record, `approval request for call ${record.call_id}, which was never decided`);
       return;

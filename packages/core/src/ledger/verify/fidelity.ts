@@ -34,10 +34,9 @@ const RAN = new Set(['ok', 'error', 'changed-after-decision']);
 const attemptOf = (record: { call_id: string; attempt: number }): string =>
   `call ${record.call_id} attempt ${record.attempt}`;
 
-/** One run's call attempts, by call and attempt, and each call's latest decision. */
+/** One run's call attempts, by call and attempt (and each call's latest decision). */
 interface RunAttempts {
   attempts: AttemptMap<AttemptState>;
-  latest: Map<string, AttemptState>;
   ended: boolean;
 }
 
@@ -61,10 +60,10 @@ export class FidelityChecks {
   record(record: LedgerRecord): void {
     let run = this.#runs.get(record.run_id);
     if (run === undefined) {
-      run = { attempts: new AttemptMap(), latest: new Map(), ended: false };
+      run = { attempts: new AttemptMap(), ended: false };
       this.#runs.set(record.run_id, run);
     }
-    const { attempts, latest } = run;
+    const attempts = run.attempts;
     const findings = this.findings;
     switch (record.type) {
       case 'call-decision': {
@@ -80,11 +79,10 @@ export class FidelityChecks {
           ends: 0,
         };
         attempts.set(record.call_id, record.attempt, state);
-        latest.set(record.call_id, state);
         break;
       }
       case 'approval-response': {
-        const state = latest.get(record.call_id);
+        const state = attempts.latest(record.call_id);
         if (state && record.status === 'approved') state.approved = true;
         break;
       }
