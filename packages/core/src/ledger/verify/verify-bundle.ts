@@ -165,12 +165,15 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
 }
 
 /**
- * {@link verifyBundle} of a bundle file's text, read losslessly (see `parseBundleText`): a record
- * line with a duplicate key or in any but its canonical form fails `canonical`, naming its line;
- * in the one-record-a-line layout each line's bytes are hashed as read. Never throws.
+ * {@link verifyBundle} of a bundle file's text, read losslessly (as `parseBundleText` reads it): a
+ * record line with a duplicate key or in any but its canonical form fails `canonical`, naming its
+ * line, and nothing else is reported. In the one-record-a-line layout the record lines are read one
+ * at a time, in the same pass as the record checks, and each line's bytes are hashed as read (no
+ * parsed record is held after its line). Never throws.
  *
  * @param text the file's text, or its bytes (UTF-8) as read from disk: the faster input, as the
- *   records' lines are then decoded apart from the first line (see `parseBundleText`).
+ *   records' lines are then decoded apart from the first line, and hashed from the bytes when they
+ *   are ASCII.
  */
 export function verifyBundleText(text: string | Uint8Array, options: VerifyOptions = {}): VerifyReport {
   let file: BundleFile;
