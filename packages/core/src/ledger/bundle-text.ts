@@ -80,7 +80,7 @@ function duplicateKeyAt(text: string): number {
  * @throws CallgateError `ledger-invalid` naming the line and column of the repeated key, or why the
  *   text is not JSON.
  */
-function parseRefusingDuplicates(text: string, firstLine: number): unknown {
+export function parseRefusingDuplicates(text: string, firstLine: number): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -156,7 +156,7 @@ export function isCanonicalLine(line: string, record: unknown): boolean {
 }
 
 /** A bundle file's first line, and (made only when wanted) the text after it, and the whole text. */
-interface FileParts {
+export interface FileParts {
   first: string;
   rest: () => string;
   whole: () => string;
@@ -168,7 +168,7 @@ interface FileParts {
  * whole, split), which leaves the records' text in V8's one-byte form when it is ASCII, though a
  * signature line holds a non-ASCII character; a one-byte string is parsed and scanned faster.
  */
-function partsOf(input: string | Uint8Array): FileParts {
+export function partsOf(input: string | Uint8Array): FileParts {
   if (typeof input === 'string') {
     const firstBreak = input.indexOf('\n');
     return {
@@ -196,31 +196,10 @@ function partsOf(input: string | Uint8Array): FileParts {
  */
 export function parseBundleText(input: string | Uint8Array): BundleText {
   const { first, rest, whole } = partsOf(input);
-  if (!first.startsWith('{') || !first.endsWith(RECORDS_OPEN)) {
-    const text = whole();
-    const bundle = parseRefusingDuplicates(text, 1);
-    holdToWrittenForm(text, bundle, 'the bundle', true);
-    return { bundle, firstLine: 0 };
-  }
-  const headerText = `${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`;
-  const header = parseRefusingDuplicates(headerText, 1);
-  if (typeof header !== 'object' || header === null || Array.isArray(header))
-    throw new CallgateError('ledger-invalid', 'line 1 of the bundle is not a JSON object');
-  // The first line (manifest, openings, policies, checkpoints, ...) is held to exact text as the
-  // record lines are: the text callgate writes for its parse, so no other text of the same values
-  // verifies as this bundle.
-  holdToWrittenForm(headerText, header, 'line 1 of the bundle', false);
-  // The lines after the first, read in place (one string a record line, no array of all lines):
-  // trailing line breaks ignored, the last line `]}`, every line before it a record.
+  const header = headerFields(first);
+  if (header === undefined) return { bundle: wholeBundle(whole()), firstLine: 0 };
   const body = rest();
-  let end = body.length;
-  while (end > 0 && body.charCodeAt(end - 1) === 10) end -= 1;
-  const closeAt = end === 0 ? 0 : body.lastIndexOf('\n', end - 1) + 1;
-  if (end === 0 || body.slice(closeAt, end) !== CLOSE)
-    throw new CallgateError(
-      'ledger-invalid',
-      `the bundle's last line is not ${CLOSE}: the file is cut short or malformed`,
-    );
+  const closeAt = closingLineAt(body);
   const lines: string[] = [];
   const records: unknown[] = [];
   // Record lines fill [0, closeAt - 1); none when `]}` is the only line.
@@ -229,32 +208,91 @@ export function parseBundleText(input: string | Uint8Array): BundleText {
     const lineNumber = index + 2;
     const stop = body.indexOf('\n', start);
     const last = stop === recordsEnd;
-    if (!last && body.charCodeAt(stop - 1) !== 44)
-      throw new CallgateError(
-        'ledger-invalid',
-        `line ${lineNumber} of the bundle: a record line but the last must end with ","`,
-      );
+    if (!last && body.charCodeAt(stop - 1) !== 44) throw missingComma(lineNumber);
     // A line's text without its trailing `,` (records but the last).
     const line = body.slice(start, last ? stop : stop - 1);
-    let record: unknown;
-    try {
-      record = JSON.parse(line);
-    } catch (error) {
-      throw new CallgateError(
-        'ledger-invalid',
-        `line ${lineNumber} of the bundle is not a JSON record: ${(error as Error).message}`,
-      );
-    }
-    if (!isCanonicalLine(line, record))
-      throw new CallgateError(
-        'ledger-invalid',
-        `line ${lineNumber} of the bundle is not its record's RFC 8785 canonical form (a duplicate key, key order, spacing or number form): the record is not read as written`,
-      );
+    records.push(parseRecordLine(line, lineNumber));
     lines.push(line);
-    records.push(record);
     if (last) break;
     start = stop + 1;
   }
-  (header as { records: unknown[] }).records = records;
+  header.records = records;
   return { bundle: header, lines, firstLine: 2 };
+}
+
+/**
+ * The fields of a bundle file's first line in the one-record-a-line layout, `records` empty; or
+ * undefined when the line does not open that layout (then the file is read whole).
+ * @throws CallgateError `ledger-invalid` when the line's fields give a key twice or are not an object.
+ */
+export function headerFields(first: string): Record<string, unknown> | undefined {
+  if (!first.startsWith('{') || !first.endsWith(RECORDS_OPEN)) return undefined;
+  const headerText = `${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`;
+  const header = parseRefusingDuplicates(headerText, 1);
+  if (typeof header !== 'object' || header === null || Array.isArray(header))
+    throw new CallgateError('ledger-invalid', 'line 1 of the bundle is not a JSON object');
+  // The first line (manifest, openings, policies, checkpoints, ...) is held to exact text as the
+  // record lines are: the text callgate writes for its parse, so no other text of the same values
+  // verifies as this bundle.
+  holdToWrittenForm(headerText, header, 'line 1 of the bundle', false);
+  return header as Record<string, unknown>;
+}
+
+/**
+ * A bundle in another layout than callgate's one record a line (indented, say), read whole:
+ * duplicate keys refused and the text held to the form its values are written in, whitespace
+ * aside.
+ * @throws CallgateError `ledger-invalid` naming what differs.
+ */
+export function wholeBundle(text: string): unknown {
+  const bundle = parseRefusingDuplicates(text, 1);
+  holdToWrittenForm(text, bundle, 'the bundle', true);
+  return bundle;
+}
+
+/**
+ * Where the closing line `]}` starts in `body` (the text after the first line): trailing line
+ * breaks ignored, the last line must be `]}`, and every line before it is a record.
+ * @throws CallgateError `ledger-invalid` when the last line is not `]}`.
+ */
+export function closingLineAt(body: string): number {
+  let end = body.length;
+  while (end > 0 && body.charCodeAt(end - 1) === 10) end -= 1;
+  const closeAt = end === 0 ? 0 : body.lastIndexOf('\n', end - 1) + 1;
+  if (end === 0 || body.slice(closeAt, end) !== CLOSE)
+    throw new CallgateError(
+      'ledger-invalid',
+      `the bundle's last line is not ${CLOSE}: the file is cut short or malformed`,
+    );
+  return closeAt;
+}
+
+/** The refusal of record line `lineNumber` (1-based) that does not end with `,` though a record follows. */
+export function missingComma(lineNumber: number): CallgateError {
+  return new CallgateError(
+    'ledger-invalid',
+    `line ${lineNumber} of the bundle: a record line but the last must end with ","`,
+  );
+}
+
+/**
+ * The record of a record line (without its trailing `,`), which must be its RFC 8785 canonical form.
+ * @throws CallgateError `ledger-invalid` naming line `lineNumber` when it is not JSON or not canonical.
+ */
+export function parseRecordLine(line: string, lineNumber: number): unknown {
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch (error) {
+    throw new CallgateError(
+      'ledger-invalid',
+      `line ${lineNumber} of the bundle is not a JSON record: ${(error as Error).message}`,
+    );
+  }
+  if (!isCanonicalLine(line, record))
+    throw new CallgateError(
+      'ledger-invalid',
+      `line ${lineNumber} of the bundle is not its record's RFC 8785 canonical form (a duplicate key, key order, spacing or number form): the record is not read as written`,
+    );
+  return record;
 }

@@ -13,13 +13,16 @@ describe('AttemptMap', () => {
       fc.property(fc.array(operation, { maxLength: 40 }), (operations) => {
         const map = new AttemptMap<{ n: number }>();
         const reference = new Map<string, Map<number, { n: number }>>();
+        const latest = new Map<string, { n: number }>();
         operations.forEach(({ call, attempt, write }, n) => {
           if (write) {
             const value = { n };
             map.set(call, attempt, value);
             if (!reference.has(call)) reference.set(call, new Map());
             reference.get(call)?.set(attempt, value);
+            latest.set(call, value);
           }
+          expect(map.latest(call)).toBe(latest.get(call));
           const expected = reference.get(call)?.get(attempt);
           expect(map.get(call, attempt)).toBe(expected);
           expect(map.has(call, attempt)).toBe(expected !== undefined);

@@ -1,20 +1,30 @@
 // Call checks of the offline verifier, per run and in log order: an `ask` is paired with at most
 // one approval request and one response; a call attempt runs at most once, with the arguments
-// decided (and approved); a denied or refused call never runs.
+// decided (and approved); a denied or refused call never runs. The checks run as the records are
+// read ({@link CallChecks}), keeping per call attempt only the fields they compare, not the
+// records, so a parsed record is garbage as soon as the verifier has read it.
 import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
 import { AttemptMap } from './attempts.js';
 import type { Findings } from './report.js';
 
+/** What the call checks keep of a `call-decision`, and what happened to its attempt since. */
 interface DecisionState {
-  record: LedgerRecordOf<'call-decision'>;
+  call_id: string;
+  attempt: number;
+  effect: LedgerRecordOf<'call-decision'>['effect'];
+  tool: string;
+  arguments_digest: string | null;
+  error_kind: string | undefined;
   requests: number;
   responses: number;
-  approved?: LedgerRecordOf<'approval-response'>;
+  /** The approved response's arguments_digest; undefined while none approved it. */
+  approved: string | null | undefined;
   executions: number;
 }
 
+/** What the call checks keep of an `approval-request`. */
 interface ApprovalState {
-  request: LedgerRecordOf<'approval-request'>;
+  call_id: string;
   decision: DecisionState;
   responses: number;
 }
@@ -27,7 +37,6 @@ const attemptOf = (record: { call_id: string; attempt: number }): string =>
 
 class RunCalls {
   readonly #decisions = new AttemptMap<DecisionState>();
-  readonly #latestByCall = new Map<string, DecisionState>();
   readonly #approvals = new Map<string, ApprovalState>();
 
   constructor(readonly findings: Findings) {}
@@ -44,29 +53,38 @@ class RunCalls {
         `call ${record.call_id} attempt ${record.attempt} was decided twice`,
         record,
       );
-    const state: DecisionState = { record, requests: 0, responses: 0, executions: 0 };
+    const state: DecisionState = {
+      call_id: record.call_id,
+      attempt: record.attempt,
+      effect: record.effect,
+      tool: record.tool,
+      arguments_digest: record.arguments_digest,
+      error_kind: record.error_kind,
+      requests: 0,
+      responses: 0,
+      approved: undefined,
+      executions: 0,
+    };
     this.#decisions.set(record.call_id, record.attempt, state);
-    this.#latestByCall.set(record.call_id, state);
   }
 
   request(record: LedgerRecordOf<'approval-request'>): void {
-    const decision = this.#latestByCall.get(record.call_id);
-    if (decision === undefined) {
+    const decided = this.#decisions.latest(record.call_id);
+    if (decided === undefined) {
       this.#fail('approval', record, `approval request for call ${record.call_id}, which was never decided`);
       return;
     }
     if (this.#approvals.has(record.approval_id))
       this.#fail('approval', record, `approval ${record.approval_id} was requested twice`);
-    this.#approvals.set(record.approval_id, { request: record, decision, responses: 0 });
-    const decided = decision.record;
+    this.#approvals.set(record.approval_id, { call_id: record.call_id, decision: decided, responses: 0 });
     if (decided.effect !== 'ask')
       this.#fail(
         'approval',
         record,
         `approval requested for call ${record.call_id}, decided ${decided.effect}`,
       );
-    decision.requests += 1;
-    if (decision.requests > 1)
+    decided.requests += 1;
+    if (decided.requests > 1)
       this.#fail(
         'approval',
         record,
@@ -92,11 +110,11 @@ class RunCalls {
       this.#fail('approval', record, `response to approval ${record.approval_id}, which was never requested`);
       return;
     }
-    if (record.call_id !== approval.request.call_id)
+    if (record.call_id !== approval.call_id)
       this.#fail(
         'approval',
         record,
-        `response to approval ${record.approval_id} names call ${record.call_id}, not ${approval.request.call_id}`,
+        `response to approval ${record.approval_id} names call ${record.call_id}, not ${approval.call_id}`,
       );
     approval.responses += 1;
     if (approval.responses > 1)
@@ -107,24 +125,24 @@ class RunCalls {
       this.#fail(
         'approval',
         record,
-        `call ${decision.record.call_id} attempt ${decision.record.attempt} has more than one approval response`,
+        `call ${decision.call_id} attempt ${decision.attempt} has more than one approval response`,
       );
     if (record.status !== 'approved') return;
     if (record.edited) {
       this.findings.warn(`approval ${record.approval_id} approved edited arguments (seq ${record.seq})`);
-    } else if (record.arguments_digest !== decision.record.arguments_digest) {
+    } else if (record.arguments_digest !== decision.arguments_digest) {
       this.#fail(
         'approval',
         record,
         `approval ${record.approval_id} approved other arguments than were decided`,
       );
     }
-    decision.approved = record;
+    decision.approved = record.arguments_digest;
   }
 
   end(record: LedgerRecordOf<'call-end'>): void {
-    const decision = this.#decisions.get(record.call_id, record.attempt);
-    if (decision === undefined) {
+    const decided = this.#decisions.get(record.call_id, record.attempt);
+    if (decided === undefined) {
       this.#fail(
         'execution',
         record,
@@ -133,9 +151,8 @@ class RunCalls {
       return;
     }
     if (!EXECUTED.has(record.outcome)) return;
-    const decided = decision.record;
-    decision.executions += 1;
-    if (decision.executions > 1) this.#fail('execution', record, `${attemptOf(record)} ran more than once`);
+    decided.executions += 1;
+    if (decided.executions > 1) this.#fail('execution', record, `${attemptOf(record)} ran more than once`);
     if (record.tool !== decided.tool)
       this.#fail(
         'execution',
@@ -151,12 +168,11 @@ class RunCalls {
       return;
     }
     if (decided.effect === 'ask') {
-      const approved = decision.approved;
-      if (approved === undefined) {
+      if (decided.approved === undefined) {
         this.#fail('execution', record, `${attemptOf(record)} ran without an approved approval`);
         return;
       }
-      if (record.arguments_digest !== approved.arguments_digest)
+      if (record.arguments_digest !== decided.approved)
         this.#fail('execution', record, `${attemptOf(record)} ran with other arguments than approved`);
     } else if (
       decided.arguments_digest !== null &&
@@ -168,14 +184,20 @@ class RunCalls {
   }
 }
 
-/** Runs the call checks (`approval`, `execution`) over records in log order. */
-export function checkCalls(records: readonly LedgerRecord[], findings: Findings): void {
-  const runs = new Map<string, RunCalls>();
-  for (const record of records) {
-    let run = runs.get(record.run_id);
+/**
+ * The call checks (`approval`, `execution`) as records are read: give each well-formed record, in
+ * log order, to {@link CallChecks.record}; failures go to `findings` as they are found.
+ */
+export class CallChecks {
+  readonly #runs = new Map<string, RunCalls>();
+
+  constructor(readonly findings: Findings) {}
+
+  record(record: LedgerRecord): void {
+    let run = this.#runs.get(record.run_id);
     if (run === undefined) {
-      run = new RunCalls(findings);
-      runs.set(record.run_id, run);
+      run = new RunCalls(this.findings);
+      this.#runs.set(record.run_id, run);
     }
     switch (record.type) {
       case 'call-decision':
@@ -194,4 +216,10 @@ export function checkCalls(records: readonly LedgerRecord[], findings: Findings)
         break;
     }
   }
+}
+
+/** Runs the call checks (`approval`, `execution`) over records in log order. */
+export function checkCalls(records: readonly LedgerRecord[], findings: Findings): void {
+  const checks = new CallChecks(findings);
+  for (const record of records) checks.record(record);
 }

@@ -17,8 +17,16 @@ import type { Findings } from './report.js';
  */
 export const UNSIGNED_BUNDLE_FIELDS = ['exported_at', 'synchronous'] as const;
 
+/** What the fidelity checks keep of a `call-decision` (its label too), and its attempt's ends. */
 interface AttemptState {
-  decision: LedgerRecordOf<'call-decision'>;
+  seq: number;
+  run_id: string;
+  call_id: string;
+  attempt: number;
+  tool: string;
+  effect: LedgerRecordOf<'call-decision'>['effect'];
+  error_kind: LedgerRecordOf<'call-decision'>['error_kind'];
+  arguments_digest: string | null;
   approved: boolean;
   /** A person denied its approval. */
   denied: boolean;
@@ -27,9 +35,8 @@ interface AttemptState {
 
 /** How the gate stood on an attempt, from its records so far (see outcome-table.ts). */
 function standingOf(state: AttemptState): CallStanding {
-  const { decision } = state;
-  if (decision.effect === 'deny' || decision.error_kind !== undefined) return 'refused';
-  if (decision.effect === 'allow' || state.approved) return 'allowed';
+  if (state.effect === 'deny' || state.error_kind !== undefined) return 'refused';
+  if (state.effect === 'allow' || state.approved) return 'allowed';
   return state.denied ? 'approval-denied' : 'approval-unanswered';
 }
 
@@ -39,63 +46,83 @@ const RAN = new Set(['ok', 'error', 'changed-after-decision']);
 const attemptOf = (record: { call_id: string; attempt: number }): string =>
   `call ${record.call_id} attempt ${record.attempt}`;
 
+/** One run's call attempts, by call and attempt (and each call's latest decision). */
+interface RunAttempts {
+  attempts: AttemptMap<AttemptState>;
+  ended: boolean;
+}
+
 /**
- * Runs the fidelity checks over records in log order: `call-end` (two ends of one attempt; with
- * `strict`, an allowed or approved attempt with none, or any attempt with none in a run that ended) and `grant` (a call that did not run
- * claiming its grant). A consume the gate refused ends its open call `denied` there and then, so
- * an outcome claiming that call ran under its grant afterwards is a second `call-end`.
+ * The fidelity checks as records are read: `call-end` (two ends of one attempt; with `strict`, an
+ * allowed or approved attempt with none, or any attempt with none in a run that ended) and
+ * `grant` (a call that did not run claiming its grant), and `effective-arguments`. Give each
+ * well-formed record, in log order, to {@link FidelityChecks.record}, then call
+ * {@link FidelityChecks.finish} once. A consume the gate refused ends its open call `denied` there
+ * and then, so an outcome claiming that call ran under its grant afterwards is a second
+ * `call-end`. Per attempt it keeps the few fields compared, not the record.
  */
-export function checkFidelity(records: readonly LedgerRecord[], strict: boolean, findings: Findings): void {
-  const runs = new Map<string, AttemptMap<AttemptState>>();
-  const ended = new Set<string>();
-  const latestOfRuns = new Map<string, Map<string, AttemptState>>();
+export class FidelityChecks {
+  readonly #runs = new Map<string, RunAttempts>();
   // Each approval's attempt: an approval names its call but not the attempt, and one call id
   // given twice in a step is two attempts, decided before either's approval is requested.
-  const approvalAttempts = new Map<string, AttemptState>();
+  readonly #approvalAttempts = new Map<string, AttemptState>();
   /** Per run and call id, the `ask` attempts whose approval was not requested yet, in order. */
-  const unrequested = new Map<string, AttemptState[]>();
-  const attemptsOf = (runId: string) => {
-    let attempts = runs.get(runId);
-    if (!attempts) {
-      attempts = new AttemptMap();
-      runs.set(runId, attempts);
-      latestOfRuns.set(runId, new Map());
+  readonly #unrequested = new Map<string, AttemptState[]>();
+
+  constructor(
+    readonly strict: boolean,
+    readonly findings: Findings,
+  ) {}
+
+  record(record: LedgerRecord): void {
+    let run = this.#runs.get(record.run_id);
+    if (run === undefined) {
+      run = { attempts: new AttemptMap(), ended: false };
+      this.#runs.set(record.run_id, run);
     }
-    return attempts;
-  };
-  for (const record of records) {
-    const attempts = attemptsOf(record.run_id);
-    const latest = latestOfRuns.get(record.run_id) as Map<string, AttemptState>;
+    const attempts = run.attempts;
+    const findings = this.findings;
     switch (record.type) {
       case 'call-decision': {
-        const state: AttemptState = { decision: record, approved: false, denied: false, ends: 0 };
+        const state: AttemptState = {
+          seq: record.seq,
+          run_id: record.run_id,
+          call_id: record.call_id,
+          attempt: record.attempt,
+          tool: record.tool,
+          effect: record.effect,
+          error_kind: record.error_kind,
+          arguments_digest: record.arguments_digest,
+          approved: false,
+          denied: false,
+          ends: 0,
+        };
         attempts.set(record.call_id, record.attempt, state);
-        latest.set(record.call_id, state);
         if (record.effect === 'ask' && record.error_kind === undefined) {
           const key = `${record.run_id}\u0000${record.call_id}`;
-          unrequested.set(key, [...(unrequested.get(key) ?? []), state]);
+          const waiting = this.#unrequested.get(key);
+          if (waiting) waiting.push(state);
+          else this.#unrequested.set(key, [state]);
         }
         break;
       }
       case 'approval-request': {
         // The first asked attempt of the call awaiting a request, of the same tool and arguments
         // when one is (the call checks report a request that matches none).
-        const waiting = unrequested.get(`${record.run_id}\u0000${record.call_id}`) ?? [];
+        const waiting = this.#unrequested.get(`${record.run_id}\u0000${record.call_id}`) ?? [];
         let index = waiting.findIndex(
-          (state) =>
-            state.decision.tool === record.tool &&
-            state.decision.arguments_digest === record.arguments_digest,
+          (state) => state.tool === record.tool && state.arguments_digest === record.arguments_digest,
         );
         if (index < 0) index = 0;
         const state = waiting[index];
         if (state) {
           waiting.splice(index, 1);
-          approvalAttempts.set(record.approval_id, state);
+          this.#approvalAttempts.set(record.approval_id, state);
         }
         break;
       }
       case 'approval-response': {
-        const state = approvalAttempts.get(record.approval_id) ?? latest.get(record.call_id);
+        const state = this.#approvalAttempts.get(record.approval_id) ?? attempts.latest(record.call_id);
         if (state && record.status === 'approved') state.approved = true;
         if (state && record.status === 'denied') state.denied = true;
         break;
@@ -108,12 +135,12 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
           findings.fail('call-end', `${attemptOf(record)} has more than one call-end`, record);
         // --strict: the outcome and error kind are held to the gate's own table, with the
         // refusal's kind from the decision record.
-        if (strict) {
+        if (this.strict) {
           const contradiction = outcomeContradiction(
             standingOf(state),
             record.outcome,
             record.error_kind,
-            state.decision.error_kind ?? (state.decision.effect === 'deny' ? 'policy-denied' : undefined),
+            state.error_kind ?? (state.effect === 'deny' ? 'policy-denied' : undefined),
           );
           if (contradiction !== undefined)
             findings.fail(
@@ -131,7 +158,7 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
         break;
       }
       case 'run-end':
-        ended.add(record.run_id);
+        run.ended = true;
         break;
       case 'effective-arguments': {
         // The arguments that ran beside the model's: only after that attempt's decision, and about
@@ -143,7 +170,7 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
             `${attemptOf(record)} has effective arguments but no decision`,
             record,
           );
-        else if (state.decision.arguments_digest !== record.arguments_digest)
+        else if (state.arguments_digest !== record.arguments_digest)
           findings.fail(
             'effective-arguments',
             `${attemptOf(record)}: the effective arguments name other model arguments than its decision`,
@@ -155,20 +182,34 @@ export function checkFidelity(records: readonly LedgerRecord[], strict: boolean,
         break;
     }
   }
-  for (const [runId, attempts] of runs) {
-    for (const state of attempts.values()) {
-      if (state.ends > 0) continue;
-      const { decision } = state;
-      const cleared =
-        decision.error_kind === undefined &&
-        (decision.effect === 'allow' || (decision.effect === 'ask' && state.approved));
-      // An ended run has closed every call: a refused or unanswered one without its end too.
-      const closed = ended.has(runId);
-      const message = `call ${decision.call_id} attempt ${decision.attempt} was ${decision.effect === 'allow' ? 'allowed' : decision.effect === 'ask' ? (state.approved ? 'approved' : 'asked') : 'refused'} but has no call-end${closed && !cleared ? ', though its run ended' : ''}`;
-      if ((cleared || closed) && strict) findings.fail('call-end', message, decision);
-      else if (cleared || closed) findings.warn(`${message} (--strict makes this a failure)`);
+
+  /** Reports the attempts left without a `call-end` (failures with `strict`, else warnings). */
+  finish(): void {
+    for (const { attempts, ended } of this.#runs.values()) {
+      for (const state of attempts.values()) {
+        if (state.ends > 0) continue;
+        const cleared =
+          state.error_kind === undefined &&
+          (state.effect === 'allow' || (state.effect === 'ask' && state.approved));
+        // An ended run has closed every call: a refused or unanswered one without its end too.
+        const message = `call ${state.call_id} attempt ${state.attempt} was ${state.effect === 'allow' ? 'allowed' : state.effect === 'ask' ? (state.approved ? 'approved' : 'asked') : 'refused'} but has no call-end${ended && !cleared ? ', though its run ended' : ''}`;
+        if ((cleared || ended) && this.strict)
+          this.findings.fail('call-end', message, {
+            seq: state.seq,
+            run_id: state.run_id,
+            type: 'call-decision',
+          });
+        else if (cleared || ended) this.findings.warn(`${message} (--strict makes this a failure)`);
+      }
     }
   }
+}
+
+/** Runs the fidelity checks (see {@link FidelityChecks}) over records in log order. */
+export function checkFidelity(records: readonly LedgerRecord[], strict: boolean, findings: Findings): void {
+  const checks = new FidelityChecks(strict, findings);
+  for (const record of records) checks.record(record);
+  checks.finish();
 }
 
 /** The names of the bundle's fields that carry meaning but no signature (see {@link UNSIGNED_BUNDLE_FIELDS}). */

@@ -6,7 +6,7 @@ import type { BundleV3 } from '@callgate/protocol';
 import { encodeBase64 } from '../base64.js';
 import { parseManifest } from '../manifest.js';
 import { type Checkpoint, openNote, type VerifierKey } from '../signed-note.js';
-import { type CheckedRecords, leafOf } from './records.js';
+import { type CheckedRecords, leafOf, wellFormedAt } from './records.js';
 import type { Findings } from './report.js';
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(b);
@@ -57,7 +57,7 @@ export function checkManifest(
   for (const run of manifest.runs) {
     const index = heads.get(run.run_id);
     heads.delete(run.run_id);
-    const record = index === undefined ? undefined : checked.records[index];
+    const record = index === undefined ? undefined : wellFormedAt(checked, index);
     if (index === undefined || record === undefined) {
       findings.fail(
         'manifest',

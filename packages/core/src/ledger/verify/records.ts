@@ -1,26 +1,33 @@
 // Record checks of the offline verifier: each record's shape (format version 1) and canonical
 // bytes, the order of the bundle, and each run's sequence and hash chain — in one pass over the
-// records, keeping per record only what later checks need (the leaf hashes in one buffer), so
-// that a 100,000-record bundle is not 100,000 small objects more for the garbage collector.
+// records, which also hands each well-formed record to the checks that read records (calls,
+// fidelity, policies, openings), keeping per record only what later checks need (its seq, and the
+// leaf hashes in one buffer): a parsed record is garbage as soon as the pass has read it, so a
+// 100,000-record bundle is not 100,000 objects more for the garbage collector to copy.
 import type { LedgerRecord } from '@callgate/protocol';
-import { sha256Into } from '../../crypto.js';
 import { HASH_SIZE } from '../merkle.js';
-import { canonicalOfParsed } from '../plain-canonical.js';
 import { isLedgerRecord, recordSchemaOf } from '../record-validator.js';
-import type { Findings, VerifyCheck } from './report.js';
+import type { RecordSource } from './record-source.js';
+import { type Findings, recordLabel, type VerifyCheck, type VerifyFailure } from './report.js';
 
 /** The bundle's records after the per-record checks, by position in the bundle. */
 export interface CheckedRecords {
-  /** The raw records, as given. */
-  raw: readonly unknown[];
-  /** Each record when it matches `ledgerRecordSchema`, else undefined. */
-  records: Array<LedgerRecord | undefined>;
+  /** Where the records are read from (again, to name one in a failure). */
+  source: RecordSource;
+  /** Each record's seq when it matches its ledger record schema, else NaN. */
+  seqs: Float64Array;
   /** RFC 9162 leaf hashes of the canonical bytes, record i at [32·i, 32·i + 32). */
   leaves: Uint8Array;
   /** 1 where the record has a canonical form (and so a leaf hash), 0 where it has none. */
   hashed: Uint8Array;
   /** Each run's last well-formed record, by position in the bundle, in order of the runs' first records. */
   lastOfRun: Map<string, number>;
+}
+
+/** Record `index` when it matches its ledger record schema, else undefined (read again from the source). */
+export function wellFormedAt(checked: CheckedRecords, index: number): LedgerRecord | undefined {
+  if (Number.isNaN(checked.seqs[index])) return undefined;
+  return checked.source.read(index) as LedgerRecord;
 }
 
 /** The leaf hash of record `index`, or undefined when it has no canonical form. */
@@ -52,29 +59,6 @@ function checkShape(raw: unknown, findings: Findings): LedgerRecord | undefined 
   return undefined;
 }
 
-/** A reused buffer of 0x00 ‖ a record's canonical bytes, grown as needed. */
-let scratch = Buffer.allocUnsafeSlow(4096);
-
-/**
- * Hashes a record's canonical text: its RFC 9162 leaf hash SHA-256(0x00 ‖ bytes) into `leaves`
- * at `offset`, and for a version 1 record its chain digest SHA-256(bytes) into `chain` at
- * `offset` (a version 2 record's chain digest is its leaf hash: one SHA-256 for both).
- */
-function hashCanonicalInto(
-  canonical: string,
-  version2: boolean,
-  leaves: Uint8Array,
-  chain: Uint8Array | undefined,
-  offset: number,
-): void {
-  const most = canonical.length * 3 + 1;
-  if (most > scratch.length) scratch = Buffer.allocUnsafeSlow(Math.max(most, scratch.length * 2));
-  scratch[0] = 0;
-  const length = scratch.write(canonical, 1, 'utf8') + 1;
-  sha256Into(leaves, offset, scratch.subarray(0, length));
-  if (!version2 && chain !== undefined) sha256Into(chain, offset, scratch.subarray(1, length));
-}
-
 /** Char codes of the lowercase hex digits. */
 const HEX = Array.from('0123456789abcdef', (digit) => digit.charCodeAt(0));
 
@@ -102,53 +86,56 @@ interface RunHead {
   index: number;
 }
 
+/** A failure found in the pass but reported after the per-record ones, with its record's label. */
+type Deferred = [check: VerifyCheck, message: string, label: Pick<VerifyFailure, 'seq' | 'run_id' | 'type'>];
+
 /**
- * Checks every record (`lines`, when given, are their canonical texts, hashed as they are),
- * reporting in this order: per record `record-shape` and `canonical`; then
- * records out of log order (`record-order`, strictly increasing `seq`); then each run's
- * `run-sequence` (`run_seq` 0, 1, 2, ... with no gap) and `chain` (each `prev` the digest of the
- * run's previous record, `null` for the first).
+ * Checks every record of `source`, reading each once, in order, reporting in this order: per
+ * record `record-shape` and `canonical`; then records out of log order (`record-order`, strictly
+ * increasing `seq`); then each run's `run-sequence` (`run_seq` 0, 1, 2, ... with no gap) and
+ * `chain` (each `prev` the digest of the run's previous record, `null` for the first). Each
+ * well-formed record is given to `visit` as it is read, in log order.
+ * @throws what `source.read` throws (a file's line that is not canonical JSON).
  */
 export function checkRecords(
-  raw: readonly unknown[],
+  source: RecordSource,
   findings: Findings,
-  lines?: readonly string[],
+  visit?: (record: LedgerRecord) => void,
 ): CheckedRecords {
-  const count = raw.length;
-  const records: Array<LedgerRecord | undefined> = new Array(count);
+  const count = source.count;
+  const seqs = new Float64Array(count);
   const leaves = Buffer.alloc(count * HASH_SIZE);
   const hashed = new Uint8Array(count);
   // Version 1 records' chain digests (SHA-256 of the bytes alone), made when the first one comes.
   let chain: Buffer | undefined;
-  const later: Array<[check: VerifyCheck, message: string, record: unknown]> = [];
-  const chainFailures: Array<[check: VerifyCheck, message: string, record: unknown]> = [];
+  const later: Deferred[] = [];
+  const chainFailures: Deferred[] = [];
   const heads = new Map<string, RunHead>();
   let previousSeq: number | undefined;
 
   for (let index = 0; index < count; index++) {
-    const item = raw[index];
+    const item = source.read(index);
     const record = checkShape(item, findings);
-    records[index] = record;
+    seqs[index] = record === undefined ? Number.NaN : record.seq;
     const at = index * HASH_SIZE;
     const version2 = (item as { v?: unknown } | null)?.v === 2;
     let digests: Uint8Array | undefined;
     try {
-      // A line read losslessly is the record's canonical bytes already (see bundle-text.ts).
-      const canonical = lines?.[index] ?? canonicalOfParsed(item);
       if (!version2 && chain === undefined) chain = Buffer.alloc(count * HASH_SIZE);
-      hashCanonicalInto(canonical, version2, leaves, chain, at);
+      source.hash(index, item, version2, leaves, chain);
       digests = version2 ? leaves : chain;
       hashed[index] = 1;
     } catch (error) {
       findings.fail('canonical', `no RFC 8785 canonical form: ${(error as Error).message}`, item);
     }
     if (record === undefined) continue;
+    visit?.(record);
 
     if (previousSeq !== undefined && record.seq <= previousSeq)
       later.push([
         'record-order',
         `seq ${record.seq} follows seq ${previousSeq}: records must be in log order`,
-        item,
+        recordLabel(item),
       ]);
     previousSeq = record.seq;
 
@@ -160,7 +147,7 @@ export function checkRecords(
         head === undefined
           ? `run ${record.run_id} starts at run_seq ${record.run_seq}, not 0: its first records are missing`
           : `run_seq ${record.run_seq} follows run_seq ${head.run_seq}: expected ${expected}`,
-        item,
+        recordLabel(item),
       ]);
     }
     if ((record.run_seq === 0) !== (record.type === 'run-start')) {
@@ -169,7 +156,7 @@ export function checkRecords(
         record.type === 'run-start'
           ? `run ${record.run_id} has a run-start at run_seq ${record.run_seq}: a run starts once, first`
           : `run ${record.run_id} begins with a ${record.type} record, not run-start`,
-        item,
+        recordLabel(item),
       ]);
     }
     if (
@@ -183,7 +170,7 @@ export function checkRecords(
         head === undefined
           ? 'the first record of a run must have prev null'
           : `prev ${record.prev} is not the digest of the run's previous record (${expectedPrev})`,
-        item,
+        recordLabel(item),
       ]);
     }
     if (head === undefined) heads.set(record.run_id, { run_seq: record.run_seq, digests, at, index });
@@ -194,15 +181,15 @@ export function checkRecords(
       head.index = index;
     }
   }
-  for (const [check, message, record] of later.concat(chainFailures)) findings.fail(check, message, record);
+  for (const [check, message, label] of later.concat(chainFailures)) findings.fail(check, message, label);
   const lastOfRun = new Map<string, number>();
   for (const [runId, head] of heads) lastOfRun.set(runId, head.index);
-  return { raw, records, leaves, hashed, lastOfRun };
+  return { source, seqs, leaves, hashed, lastOfRun };
 }
 
 /** The runs of the bundle, each with its last record. */
 export function lastRecordOfRuns(checked: CheckedRecords): Map<string, LedgerRecord> {
   const last = new Map<string, LedgerRecord>();
-  for (const [runId, index] of checked.lastOfRun) last.set(runId, checked.records[index] as LedgerRecord);
+  for (const [runId, index] of checked.lastOfRun) last.set(runId, checked.source.read(index) as LedgerRecord);
   return last;
 }

@@ -106,4 +106,10 @@ export class Findings {
   warn(message: string): void {
     this.warnings.push(message);
   }
+
+  /** Adds what `other` collected (a check run apart, reported at this point), in its order. */
+  append(other: Findings): void {
+    for (const failure of other.failures) this.failures.push(failure);
+    for (const warning of other.warnings) this.warnings.push(warning);
+  }
 }

@@ -4,7 +4,7 @@
 import type { BundleV3 } from '@callgate/protocol';
 import { fastCanonicalJson, opens } from '../../json/canonical.js';
 import { argumentsDigest, keyedArgumentsDigest } from '../arguments-key.js';
-import type { CheckedRecords } from './records.js';
+import { type CheckedRecords, wellFormedAt } from './records.js';
 import type { Findings } from './report.js';
 
 /**
@@ -22,7 +22,9 @@ export function checkRunKeys(bundle: BundleV3, checked: CheckedRecords, findings
     else keys.set(run_id, new Uint8Array(bytes));
   }
   const openings = new Map((bundle.openings ?? []).map((opening) => [opening.commitment, opening]));
-  for (const record of checked.records) {
+  // Rare (a bundle revealing run keys): the records are read again from their source.
+  for (let index = 0; index < checked.seqs.length; index++) {
+    const record = wellFormedAt(checked, index);
     if (record?.type !== 'call-decision' || record.v !== 2) continue;
     if (record.arguments_digest === null || record.arguments_commitment === null) continue;
     const key = keys.get(record.run_id);

@@ -13,19 +13,21 @@ import {
   bundleSchema,
   bundleV2Schema,
   bundleV3Schema,
-  type LedgerRecord,
+  CallgateError,
 } from '@callgate/protocol';
 import { rootFromBatchProof } from '../batch-proof.js';
 import { type BundleText, parseBundleText } from '../bundle-text.js';
 import { isBundleShape, isBundleV2Shape, isBundleV3Shape } from '../record-validator.js';
 import type { Checkpoint } from '../signed-note.js';
-import { checkCalls } from './calls.js';
+import { CallChecks } from './calls.js';
 import { checkCheckpoints, checkConsistency, checkKey, checkTruncation } from './checkpoints.js';
-import { checkOpenings, checkPolicies } from './contents.js';
+import { checkOpeningsHeld, HeldCommitments, PolicyChecks } from './contents.js';
 import { checkDanglingProofs } from './dangling-proofs.js';
-import { checkFidelity, unsignedFields } from './fidelity.js';
+import { FidelityChecks, unsignedFields } from './fidelity.js';
 import { type InclusionItem, verifyInclusions } from './inclusion.js';
+import { type BundleFile, readBundleFile } from './line-records.js';
 import { checkManifest } from './manifest.js';
+import { ParsedRecords, type RecordSource } from './record-source.js';
 import { type CheckedRecords, checkRecords, lastRecordOfRuns, leafOf } from './records.js';
 import { Findings, type VerifyOptions, type VerifyReport } from './report.js';
 import { resolveRotations } from './rotations.js';
@@ -55,24 +57,24 @@ function checkInclusion(
   last: Checkpoint | undefined,
   findings: Findings,
 ): void {
-  const count = checked.records.length;
+  const count = checked.seqs.length;
   if (!provable(count, last, findings)) return;
   const items: InclusionItem[] = [];
   const owners: number[] = [];
+  const raw = (index: number): unknown => checked.source.read(index);
   for (let index = 0; index < count; index++) {
-    const raw = checked.raw[index];
     const proof = bundle.proofs[index];
-    const seq = checked.records[index]?.seq;
+    const seq = checked.seqs[index] as number;
     const leaf = leafOf(checked, index);
     if (proof === undefined) {
-      findings.fail('inclusion', 'no inclusion proof for this record', raw);
-    } else if (seq === undefined || leaf === undefined) {
-      findings.fail('inclusion', 'the record cannot be proven: it is malformed', raw);
+      findings.fail('inclusion', 'no inclusion proof for this record', raw(index));
+    } else if (Number.isNaN(seq) || leaf === undefined) {
+      findings.fail('inclusion', 'the record cannot be proven: it is malformed', raw(index));
     } else if (proof.leaf_index !== seq || proof.tree_size !== last.size) {
       findings.fail(
         'inclusion',
         `the proof is for leaf ${proof.leaf_index} of a tree of ${proof.tree_size}, not leaf ${seq} of the last checkpoint's ${last.size}`,
-        raw,
+        raw(index),
       );
     } else {
       items.push({ leaf, index: seq, hashes: proof.hashes });
@@ -85,7 +87,7 @@ function checkInclusion(
       findings.fail(
         'inclusion',
         `not included in the log under the checkpoint of size ${last.size}`,
-        checked.raw[owners[i] as number],
+        raw(owners[i] as number),
       );
   }
   if (bundle.proofs.length > count)
@@ -103,7 +105,7 @@ function checkBatchInclusion(
   last: Checkpoint | undefined,
   findings: Findings,
 ): void {
-  const count = checked.records.length;
+  const count = checked.seqs.length;
   if (!provable(count, last, findings)) return;
   if (bundle.inclusion.tree_size !== last.size) {
     findings.fail(
@@ -115,9 +117,9 @@ function checkBatchInclusion(
   const indices: number[] = [];
   const slots: number[] = [];
   for (let index = 0; index < count; index++) {
-    const seq = checked.records[index]?.seq;
-    if (seq === undefined || checked.hashed[index] !== 1) {
-      findings.fail('inclusion', 'the record cannot be proven: it is malformed', checked.raw[index]);
+    const seq = checked.seqs[index] as number;
+    if (Number.isNaN(seq) || checked.hashed[index] !== 1) {
+      findings.fail('inclusion', 'the record cannot be proven: it is malformed', checked.source.read(index));
       continue;
     }
     indices.push(seq);
@@ -129,7 +131,7 @@ function checkBatchInclusion(
     findings.fail(
       'inclusion',
       `not included in the log under the checkpoint of size ${last.size}: the batch proof does not give its root`,
-      checked.raw[slot],
+      checked.source.read(slot),
     );
 }
 
@@ -163,29 +165,71 @@ export function verifyBundle(input: unknown, options: VerifyOptions = {}): Verif
 }
 
 /**
- * {@link verifyBundle} of a bundle file's text, read losslessly (see `parseBundleText`): a record
- * line with a duplicate key or in any but its canonical form fails `canonical`, naming its line;
- * in the one-record-a-line layout each line's bytes are hashed as read. Never throws.
+ * {@link verifyBundle} of a bundle file's text, read losslessly (as `parseBundleText` reads it): a
+ * record line with a duplicate key or in any but its canonical form fails `canonical`, naming its
+ * line, and nothing else is reported. In the one-record-a-line layout the record lines are read one
+ * at a time, in the same pass as the record checks, and each line's bytes are hashed as read (no
+ * parsed record is held after its line). Never throws.
  *
  * @param text the file's text, or its bytes (UTF-8) as read from disk: the faster input, as the
- *   records' lines are then decoded apart from the first line (see `parseBundleText`).
+ *   records' lines are then decoded apart from the first line, and hashed from the bytes when they
+ *   are ASCII.
  */
 export function verifyBundleText(text: string | Uint8Array, options: VerifyOptions = {}): VerifyReport {
+  let file: BundleFile;
+  try {
+    file = readBundleFile(text);
+  } catch (error) {
+    return unreadable(error);
+  }
+  try {
+    const report = verifyParsed(file.bundle, options, file.lines);
+    // A bundle refused before its records were read is refused for a bad line first, if it has one.
+    file.lines?.readRest();
+    return report;
+  } catch (error) {
+    // A record line that is not its record's canonical JSON refuses the file (see LineRecords).
+    if (error instanceof CallgateError && error.kind === 'ledger-invalid') return unreadable(error);
+    throw error;
+  }
+}
+
+/**
+ * {@link verifyBundleText} as it was made first, kept as the reference the record pass over a
+ * file's lines is tested against: the whole file read by `parseBundleText` (every record parsed
+ * and held), then verified as a parsed bundle whose lines are hashed as read.
+ */
+export function verifyBundleTextReference(
+  text: string | Uint8Array,
+  options: VerifyOptions = {},
+): VerifyReport {
   let read: BundleText;
   try {
     read = parseBundleText(text);
   } catch (error) {
-    const findings = new Findings();
-    const message = (error as Error).message;
-    // A line, or a whole bundle in another layout, not in the text its values are written as.
-    const canonical = /^line \d+ of the bundle|^the bundle is not the text/.test(message);
-    findings.fail(canonical ? 'canonical' : 'bundle-shape', message);
-    return refused(findings);
+    return unreadable(error);
   }
-  return verifyParsed(read.bundle, options, read.lines);
+  const records = (read.bundle as { records?: unknown }).records;
+  const source =
+    read.lines !== undefined && Array.isArray(records) ? new ParsedRecords(records, read.lines) : undefined;
+  return verifyParsed(read.bundle, options, source);
 }
 
-function verifyParsed(input: unknown, options: VerifyOptions, lines: string[] | undefined): VerifyReport {
+/** The report on a file that could not be read: a bad record line fails `canonical`, else `bundle-shape`. */
+function unreadable(error: unknown): VerifyReport {
+  const findings = new Findings();
+  const message = (error as Error).message;
+  // A line, or a whole bundle in another layout, not in the text its values are written as.
+  const canonical = /^line \d+ of the bundle|^the bundle is not the text/.test(message);
+  findings.fail(canonical ? 'canonical' : 'bundle-shape', message);
+  return refused(findings);
+}
+
+function verifyParsed(
+  input: unknown,
+  options: VerifyOptions,
+  source: RecordSource | undefined,
+): VerifyReport {
   const findings = new Findings();
   const format = (input as { format?: unknown } | null)?.format;
   const known =
@@ -236,7 +280,18 @@ function verifyParsed(input: unknown, options: VerifyOptions, lines: string[] | 
   if (bundle.records.length === 0)
     findings.fail('bundle-shape', 'the bundle has no records: an exported run has at least its run-start');
 
-  const checked = checkRecords(bundle.records, findings, lines);
+  // The checks that read records run in the record pass, each collecting its findings apart,
+  // reported below in their order.
+  const calls = new CallChecks(new Findings());
+  const fidelity = new FidelityChecks(options.strict === true, new Findings());
+  const policies = new PolicyChecks(shared, new Findings());
+  const held = new HeldCommitments(shared);
+  const checked = checkRecords(source ?? new ParsedRecords(bundle.records), findings, (record) => {
+    calls.record(record);
+    fidelity.record(record);
+    policies.record(record);
+    held.record(record);
+  });
   if (bundle.format === BUNDLE_FORMAT) checkInclusion(bundle, checked, bodies.at(-1), findings);
   else checkBatchInclusion(bundle, checked, bodies.at(-1), findings);
   if (bundle.format === BUNDLE_FORMAT_V3) {
@@ -244,11 +299,11 @@ function verifyParsed(input: unknown, options: VerifyOptions, lines: string[] | 
     checkRunKeys(bundle, checked, findings);
   }
 
-  const records = checked.records.filter((record): record is LedgerRecord => record !== undefined);
-  checkCalls(records, findings);
-  checkFidelity(records, options.strict === true, findings);
-  checkPolicies(shared, records, findings);
-  checkOpenings(shared, records, findings);
+  findings.append(calls.findings);
+  fidelity.finish();
+  findings.append(fidelity.findings);
+  findings.append(policies.findings);
+  checkOpeningsHeld(shared, held.held, findings);
   for (const last of lastRecordOfRuns(checked).values()) {
     if (last.type === 'run-end') continue;
     const message = `run ${last.run_id} does not end with a run-end record: it may be cut short or still running`;
