@@ -140,7 +140,10 @@ describe('outcomes claiming a grant', () => {
       'policy-denied': ['policy-denied'],
       'args-invalid': ['tool-args-invalid'],
       'unknown-tool': ['tool-not-found'],
-      'ask-pending': ['approval-pending', 'approval-expired'],
+      // The approval's kinds, or the client's own reason not to run it (never a decision's).
+      'ask-pending': [...ERROR_KINDS].filter(
+        (kind) => kind !== 'policy-denied' && kind !== 'approval-denied',
+      ),
       'ask-denied': ['approval-denied'],
     };
     return kind === undefined || mayCarry[standing].includes(kind);

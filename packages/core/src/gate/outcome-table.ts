@@ -22,8 +22,16 @@ const DECISION_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
   'approval-expired',
 ]);
 
-/** What `denied` may carry for a call whose approval was not given, beside no kind at all. */
+/** The decision kinds `denied` may carry for a call whose approval was not given. */
 const UNANSWERED_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>(['approval-pending', 'approval-expired']);
+
+/**
+ * True when a call whose approval was not given may be denied with `kind`: the approval's own
+ * kinds, or a reason of the client's own for not running it (the agent lacks the tool, its own
+ * argument check, a cancelled run, ...), never the policy's or a person's denial.
+ */
+const unansweredMayCarry = (kind: ErrorKind): boolean =>
+  UNANSWERED_KINDS.has(kind) || !DECISION_KINDS.has(kind);
 
 /**
  * Why an outcome contradicts how the gate stood on its call, or `undefined` when the table allows
@@ -34,7 +42,7 @@ const UNANSWERED_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>(['approval-p
  * | allowed | `ok` | none |
  * | allowed | `error`, `changed-after-decision`, `denied`, `decided-not-completed` | none, or any kind but a decision's (`policy-denied`, `approval-denied`, `approval-pending`, `approval-expired`) |
  * | approval-denied | `denied` | none or `approval-denied` |
- * | approval-unanswered | `denied` | none, `approval-pending` or `approval-expired` |
+ * | approval-unanswered | `denied` | none, `approval-pending`, `approval-expired`, or a kind of the client's own (not `policy-denied` or `approval-denied`) |
  * | refused | `denied` | none or the refusal's own kind (when not known: any kind but a person's) |
  *
  * A call that was not allowed cannot have run, nor be "decided and not completed".
@@ -66,7 +74,7 @@ export function outcomeContradiction(
     standing === 'approval-denied'
       ? errorKind === 'approval-denied'
       : standing === 'approval-unanswered'
-        ? UNANSWERED_KINDS.has(errorKind)
+        ? unansweredMayCarry(errorKind)
         : refusalKind !== undefined
           ? errorKind === refusalKind
           : errorKind !== 'approval-denied' && !UNANSWERED_KINDS.has(errorKind);

@@ -43,7 +43,12 @@ const recordChange = fc
   .map(
     (field): LineChange =>
       (line) => {
-        const record = JSON.parse(line) as Record<string, unknown>;
+        let record: Record<string, unknown>;
+        try {
+          record = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          return line; // an earlier change made the line other than JSON: nothing to change in it
+        }
         if (field === 'reason-non-ascii')
           record.reason = `r\u00e9sum\u00e9 \u2014 ${String(record.reason ?? '')}`;
         else if (!(field in record)) return line;
