@@ -1,6 +1,7 @@
 // The one normalisation rule (`callgate-normalize/1`, and `/2` beside it) for values that have no
 // RFC 8785 canonical form, so that a result, a message or an exchange is never a reason to drop a
 // record.
+import { normalizeReasonSchema } from '@callgate/protocol';
 import { isLosslessNumber } from 'lossless-json';
 import { sha256Digest } from '../crypto.js';
 import { numberHeldExactly } from './exact-number.js';
@@ -57,14 +58,8 @@ const REASONS: Readonly<Record<string, ReadonlySet<string>>> = {
     'not-json',
     'over-size',
   ]),
-  [NORMALIZE_RULE_2]: new Set<NormalizeReason>([
-    'lone-surrogate',
-    'non-finite-number',
-    'unsafe-integer',
-    'inexact-number',
-    'not-json',
-    'over-size',
-  ]),
+  // `/2` knows every reason the record schema lists.
+  [NORMALIZE_RULE_2]: new Set<NormalizeReason>(normalizeReasonSchema.options),
 };
 
 const MARKER_KEYS = ['$callgate', 'bytes', 'reasons', 'rule', 'sha256'].join();
