@@ -246,8 +246,45 @@ export function headerFields(first: string): Record<string, unknown> | undefined
  */
 export function wholeBundle(text: string): unknown {
   const bundle = parseRefusingDuplicates(text, 1);
+  // Whitespace is free between tokens only: none before the bundle's `{`.
+  if (text.charCodeAt(0) !== 123)
+    throw new CallgateError(
+      'ledger-invalid',
+      `line 1 of the bundle does not begin with "{": spacing before the bundle (${JSON.stringify(text.slice(0, 8))}) is not what callgate writes; the bundle is not read as written`,
+    );
+  // A first line that opens `records` is the one-record-a-line layout, held to exact text: spacing
+  // in it (a space or "\r" at its end, say) does not make it another layout.
+  const firstBreak = text.indexOf('\n');
+  const first = firstBreak < 0 ? text : text.slice(0, firstBreak);
+  if (firstBreak >= 0 && first.length > RECORDS_OPEN.length && withoutWhitespace(first).endsWith(RECORDS_OPEN))
+    throw new CallgateError(
+      'ledger-invalid',
+      `line 1 of the bundle opens "records" as the one-record-a-line layout does, but with spacing callgate does not write (it ends ${JSON.stringify(first.slice(-14))}); the bundle is not read as written`,
+    );
   holdToWrittenForm(text, bundle, 'the bundle', true);
+  holdRecordsToCanonical(bundle);
   return bundle;
+}
+
+/**
+ * Refuses a bundle read whole (another layout) whose record is not written in its RFC 8785
+ * canonical key order: the text (whitespace aside) is `JSON.stringify` of the parse, so the
+ * record's keys are in the order written, and in the one-record-a-line layout only the canonical
+ * order verifies.
+ * @throws CallgateError `ledger-invalid` naming the record's index in `records`.
+ */
+function holdRecordsToCanonical(bundle: unknown): void {
+  const records = (bundle as { records?: unknown } | null)?.records;
+  if (!Array.isArray(records)) return;
+  for (let index = 0; index < records.length; index++) {
+    const record: unknown = records[index];
+    if (typeof record !== 'object' || record === null) continue;
+    if (!isCanonicalLine(JSON.stringify(record), record))
+      throw new CallgateError(
+        'ledger-invalid',
+        `the bundle is not the text its records are written as: records[${index}] is not in its RFC 8785 canonical form (key order); the record is not read as written`,
+      );
+  }
 }
 
 /**
