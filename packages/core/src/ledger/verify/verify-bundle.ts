@@ -22,6 +22,7 @@ import type { Checkpoint } from '../signed-note.js';
 import { CallChecks } from './calls.js';
 import { checkCheckpoints, checkConsistency, checkKey, checkTruncation } from './checkpoints.js';
 import { checkOpeningsHeld, HeldCommitments, PolicyChecks } from './contents.js';
+import { checkBundleFields } from './bundle-fields.js';
 import { checkDanglingProofs } from './dangling-proofs.js';
 import { FidelityChecks, unsignedFields } from './fidelity.js';
 import { type InclusionItem, verifyInclusions } from './inclusion.js';
@@ -264,6 +265,7 @@ function verifyParsed(
   if (unknown.length > 0) {
     findings.warn(`the bundle has fields ${bundle.format} does not define, ignored: ${unknown.join(', ')}`);
   }
+  checkBundleFields(known.schema, bundle, findings);
 
   // The checks below read only the fields both versions share (never `proofs`).
   const shared = bundle as Bundle;
@@ -296,7 +298,7 @@ function verifyParsed(
   else checkBatchInclusion(bundle, checked, bodies.at(-1), findings);
   if (bundle.format === BUNDLE_FORMAT_V3) {
     checkManifest(bundle, key, checked, bodies.at(-1), findings);
-    checkRunKeys(bundle, checked, findings);
+    checkRunKeys(bundle, checked, options.strict === true, findings);
   }
 
   findings.append(calls.findings);
