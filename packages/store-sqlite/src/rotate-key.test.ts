@@ -2,7 +2,9 @@ import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  bundleKeys,
   generateLogSigner,
+  keyToPin,
   logSignerFromPrivateKey,
   signKeyRotation,
   verifyBundle,
@@ -70,5 +72,34 @@ describe('callgate log-key rotate', () => {
     const retired = readdirSync(dataDir).find((name) => name.startsWith('log-key.retired-')) as string;
     copyFileSync(join(dataDir, retired), join(dataDir, 'log-key.json'));
     await expect(openLedger(dataDir, undefined, 'test')).rejects.toThrow(/but the log expects log key /);
+  });
+
+  it('names the key to pin: the first key, which signed a run recorded before the rotation', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'callgate-rotate-'));
+    folders.push(dataDir);
+    const first = await openLedger(dataDir, undefined, 'test');
+    const oldKey = first.signer.verifierKey;
+    await first.ledger.append(RUN, { type: 'run-start', principal: 'p', framework: 'test', labels: {} });
+    await first.ledger.append(RUN, gap('before'));
+    await first.ledger.checkpoint();
+    await first.close();
+    const rotated = await rotateLogKey(dataDir);
+
+    const second = await openLedger(dataDir, undefined, 'test');
+    await second.ledger.append('another-run', { type: 'run-start', principal: 'p', framework: 'test', labels: {} });
+    const before = await second.ledger.exportRun(RUN);
+    const after = await second.ledger.exportRun('another-run');
+    await second.close();
+
+    // The run recorded before the rotation: its earliest checkpoint is the old key's.
+    expect(before.public_key).toBe(rotated.newKey);
+    expect(bundleKeys(before)).toEqual({ pin: oldKey, signers: [oldKey, rotated.newKey], current: rotated.newKey });
+    expect(verifyBundle(before, { publicKey: oldKey, strict: false }).failures).toEqual([]);
+    expect(verifyBundle(before, { publicKey: rotated.newKey }).ok).toBe(false);
+    // The run recorded after: only the new key signed it, and the first key still verifies it.
+    expect(bundleKeys(after)).toEqual({ pin: oldKey, signers: [rotated.newKey], current: rotated.newKey });
+    expect(verifyBundle(after, { publicKey: oldKey }).failures).toEqual([]);
+    expect(keyToPin(rotated.newKey, after.key_rotations ?? [])).toBe(oldKey);
+    expect(keyToPin(oldKey, [])).toBe(oldKey);
   });
 });

@@ -2,7 +2,7 @@ import { accessSync, constants } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CallgateClient, isCallgateError } from '@callgate/client';
-import { serializeBundle, timelineOf } from '@callgate/core/ledger';
+import { bundleKeys, serializeBundle, timelineOf } from '@callgate/core/ledger';
 import type { AnyBundle } from '@callgate/protocol';
 import { openDataDir, openLedger } from '@callgate/store-sqlite';
 import { formatTimeline } from '../demo/timeline.js';
@@ -57,9 +57,13 @@ async function writeBundle(bundle: AnyBundle, options: ExportOptions): Promise<v
     await writeFile(out, text).catch((error: Error) => {
       throw new Error(`export: cannot write ${out}: ${error.message}`);
     });
-    options.print(
-      `wrote ${options.out}: ${count(bundle.records.length, 'record')}, verifier key ${bundle.public_key}`,
-    );
+    const keys = bundleKeys(bundle);
+    options.print(`wrote ${options.out}: ${count(bundle.records.length, 'record')}, verifier key ${keys.pin}`);
+    // After a key rotation the key to pin is not the log's current key: say which signed what.
+    if (keys.pin !== keys.current || keys.signers.some((key) => key !== keys.current))
+      options.print(
+        `  its checkpoints are signed by ${keys.signers.join(' and ') || 'no key of the bundle'}; the log's current key is ${keys.current}, reached from ${keys.pin} through the bundle's key rotations: pin ${keys.pin} (callgate verify --public-key)`,
+      );
   } else {
     options.print(text.trimEnd());
   }

@@ -3,17 +3,23 @@
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { logSignerFromPrivateKey } from '@callgate/core/ledger';
+import { KEY_ROTATIONS_META_KEY, keyToPin, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { openDataDir, rotateLogKey } from '@callgate/store-sqlite';
 import type { Command, Option } from 'commander';
 
 /**
- * Prints the data folder's log verifier key (C2SP note key `name+id+key`), the value to give
- * `callgate verify --public-key`. Reads only: it works beside a running server.
+ * Prints the verifier key (C2SP note key `name+id+key`) to give `callgate verify --public-key` for
+ * the data folder's log: its key, or after `callgate log-key rotate` the key it had before its
+ * first rotation (bundles carry the rotation statements, and the verifier follows them from the
+ * pinned key), then `note`s the current key. Reads only: it works beside a running server.
  *
  * @returns 0, or 1 when the folder holds no log yet (nothing was ever served or recorded there).
  */
-export async function runLogKeyShow(dataDir: string, print: (line: string) => void): Promise<number> {
+export async function runLogKeyShow(
+  dataDir: string,
+  print: (line: string) => void,
+  note: (line: string) => void = () => {},
+): Promise<number> {
   if (!existsSync(join(dataDir, 'log-key.json')) || !existsSync(join(dataDir, 'callgate.db'))) {
     print(
       `callgate log-key show: no log in ${dataDir} yet (callgate serve or callgate demo makes one); pass --data DIR or set CALLGATE_DATA`,
@@ -29,7 +35,16 @@ export async function runLogKeyShow(dataDir: string, print: (line: string) => vo
       );
       return 1;
     }
-    print(logSignerFromPrivateKey(origin, logKey.privateKey).verifierKey);
+    const current = logSignerFromPrivateKey(origin, logKey.privateKey).verifierKey;
+    const rotations = await store.getMeta(KEY_ROTATIONS_META_KEY);
+    const statements = rotations === undefined ? [] : (JSON.parse(rotations) as string[]);
+    // Bundles carry the rotations, followed from the pinned key: the key to pin is the chain's first.
+    const pin = keyToPin(current, statements);
+    print(pin);
+    if (pin !== current)
+      note(
+        `callgate log-key show: the log was rotated ${statements.length === 1 ? 'once' : `${statements.length} times`} and now signs with ${current}; its bundles carry the rotations, which a verifier pinning the key above follows`,
+      );
     return 0;
   } finally {
     await store.close();
@@ -49,16 +64,20 @@ export function registerLogKeyCommands(
   const group = program.command('log-key').description('the log’s signing key (made on first start)');
   group
     .command('show')
-    .description('print the verifier key to pin: callgate verify --public-key KEY')
+    .description(
+      'print the verifier key to pin: callgate verify --public-key KEY (after a rotation, the key before the first one)',
+    )
     .addOption(context.dataOption())
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
-      context.setExitCode(await runLogKeyShow(resolve(options.data), context.print)),
+      context.setExitCode(
+        await runLogKeyShow(resolve(options.data), context.print, (line) => process.stderr.write(`${line}\n`)),
+      ),
     );
   group
     .command('rotate')
     .description(
-      'sign checkpoints with a new key from now on; the old key signs the change, so verifiers pinning it follow (stop the server first)',
+      'sign checkpoints with a new key from now on; the old key signs the change, so verifiers keep pinning the old key and follow (stop the server first)',
     )
     .addOption(context.dataOption())
     .addHelpText('after', context.exitCodes)
@@ -67,6 +86,9 @@ export function registerLogKeyCommands(
       context.print(`rotated at log size ${rotated.size}`);
       context.print(`  old key  ${rotated.oldKey}`);
       context.print(`  new key  ${rotated.newKey}`);
+      context.print(
+        '  keep pinning the key callgate log-key show prints (the key before the first rotation): bundles carry the rotations, and the verifier follows them from it',
+      );
       context.setExitCode(0);
     });
 }

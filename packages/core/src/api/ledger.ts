@@ -27,6 +27,8 @@ export {
 } from '../ledger/merkle.js';
 export type { AppendObserver } from '../ledger/observe.js';
 export { sealRecord } from '../ledger/record.js';
+export type { BundleKeys } from '../ledger/signing-keys.js';
+export { bundleKeys, keyToPin } from '../ledger/signing-keys.js';
 export type { Checkpoint, LogSigner, Opened, VerifierKey } from '../ledger/signed-note.js';
 export {
   encodeSignerKey,
