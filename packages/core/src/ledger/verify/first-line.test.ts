@@ -2,9 +2,11 @@
 // exact text as its record lines are (docs/ledger.md, "One record a line"): generated mutations of
 // real exported bundles' first lines either fail verification (`canonical`) or are provably
 // meaning-preserving. Another spelling of a number (`4999.9999999999999999` for 5000), another
-// escape of a string or added whitespace fails; only another key order of an object is accepted,
-// and then the bundle read is the same bundle (JSON objects are unordered and the verifier reads
-// fields by name).
+// escape of a string or added whitespace (inside the line or around it) fails; so does a field its
+// schema does not define in a nested entry, an entry given twice, or an opening or run key
+// removed so that a decision's keyed digest goes unchecked. Only another key order of an object is
+// accepted, and then the bundle read is the same bundle (JSON objects are unordered and the
+// verifier reads fields by name).
 import { testEngine } from '@callgate/testing';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +36,16 @@ async function exports(): Promise<Exported[]> {
   ];
   await engine.close();
   return made.map((text) => ({ text, publicKey: signer.verifierKey }));
+}
+
+/** The arguments commitments of the call decisions of a bundle file's records. */
+function decidedCommitments(text: string): Set<string> {
+  const records = (JSON.parse(text) as { records: Array<Record<string, unknown>> }).records;
+  return new Set(
+    records
+      .filter((record) => record.type === 'call-decision' && typeof record.arguments_commitment === 'string')
+      .map((record) => record.arguments_commitment as string),
+  );
 }
 
 /** Token spans of JSON text: strings and numbers (start inclusive, end exclusive), and separators. */
@@ -102,7 +114,17 @@ type Mutation =
   | { kind: 'number'; pick: number; spelling: number }
   | { kind: 'escape'; pick: number; at: number }
   | { kind: 'whitespace'; pick: number; space: string }
-  | { kind: 'key-order'; pick: number };
+  | { kind: 'surround'; before: boolean; space: string }
+  | { kind: 'key-order'; pick: number }
+  | { kind: 'nested-field'; pick: number }
+  | { kind: 'duplicate'; pick: number; at: number }
+  | { kind: 'unopened'; pick: number };
+
+/** The mutations that keep the bundle's values (another text of the same JSON). */
+const SAME_VALUES = new Set<Mutation['kind']>(['number', 'escape', 'whitespace', 'surround', 'key-order']);
+/** The fields of line 1 whose entries are objects with a schema, and the lists of entries. */
+const ENTRY_LISTS = ['openings', 'policies', 'consistency', 'run_keys', 'proofs'] as const;
+const LISTS = ['openings', 'policies', 'checkpoints', 'run_keys', 'consistency'] as const;
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('number' as const), pick: fc.nat(), spelling: fc.nat() }),
@@ -112,12 +134,31 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     pick: fc.nat(),
     space: fc.constantFrom(' ', '\t', '\r', '  '),
   }),
+  fc.record({
+    kind: fc.constant('surround' as const),
+    before: fc.boolean(),
+    space: fc.constantFrom(' ', '\t', '\r', '\n', ' \r'),
+  }),
   fc.record({ kind: fc.constant('key-order' as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant('nested-field' as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant('duplicate' as const), pick: fc.nat(), at: fc.nat() }),
+  fc.record({ kind: fc.constant('unopened' as const), pick: fc.nat() }),
 );
 
+/** The line-1 text of `fields` (a parsed first line, `records` left out), as callgate writes it. */
+const lineOf = (fields: Record<string, unknown>): string =>
+  `${JSON.stringify(fields).slice(0, -1)},${RECORDS_OPEN}`;
+
+/** The objects of line 1's entry lists (and `inclusion`), each a place for an unknown field. */
+function entryObjects(fields: Record<string, unknown>): Array<Record<string, unknown>> {
+  const lists = ENTRY_LISTS.flatMap((name) => (fields[name] as Array<Record<string, unknown>>) ?? []);
+  return fields.inclusion === undefined ? lists : [...lists, fields.inclusion as Record<string, unknown>];
+}
+
 /** The first line with `change` applied, or undefined when it has nothing to apply it to. */
-function mutated(first: string, change: Mutation): string | undefined {
+function mutated(first: string, change: Mutation, decided: ReadonlySet<string>): string | undefined {
   const head = `${first.slice(0, -RECORDS_OPEN.length)}"records":[]}`;
+  const { records: _records, ...fields } = JSON.parse(head) as Record<string, unknown>;
   const { strings, numbers, separators } = tokens(head);
   const replace = (start: number, end: number, text: string) =>
     `${head.slice(0, start)}${text}${head.slice(end)}`.replace(/"records":\[\]\}$/, RECORDS_OPEN);
@@ -146,14 +187,38 @@ function mutated(first: string, change: Mutation): string | undefined {
       const at = separators[change.pick % separators.length] as number;
       return replace(at + 1, at + 1, change.space);
     }
+    case 'surround':
+      return change.before ? `${change.space}${first}` : `${first}${change.space}`;
     case 'key-order': {
-      const value = JSON.parse(head) as Record<string, unknown>;
-      const { records: _records, ...rest } = value;
-      const paths = reorderable(rest);
+      const paths = reorderable(fields);
       const path = paths[change.pick % paths.length] as Array<string | number>;
-      const text = JSON.stringify(reversedAt(rest, path));
-      const reordered = `${text.slice(0, -1)},${RECORDS_OPEN}`;
+      const reordered = lineOf(reversedAt(fields, path) as Record<string, unknown>);
       return reordered === first ? undefined : reordered;
+    }
+    case 'nested-field': {
+      const objects = entryObjects(fields);
+      if (objects.length === 0) return undefined;
+      (objects[change.pick % objects.length] as Record<string, unknown>).note = 'x';
+      return lineOf(fields);
+    }
+    case 'duplicate': {
+      const lists = LISTS.map((name) => fields[name] as unknown[] | undefined).filter(
+        (list): list is unknown[] => list !== undefined && list.length > 0,
+      );
+      const list = lists[change.pick % lists.length] as unknown[];
+      list.splice(change.at % (list.length + 1), 0, structuredClone(list[change.at % list.length]));
+      return lineOf(fields);
+    }
+    case 'unopened': {
+      // An opening of a decision's arguments removed, or the run keys emptied or left out.
+      const openings = (fields.openings as Array<{ commitment: string }> | undefined) ?? [];
+      const opened = openings.filter((opening) => decided.has(opening.commitment));
+      if (fields.run_keys === undefined || opened.length === 0) return undefined;
+      const way = change.pick % (opened.length + 2);
+      if (way === opened.length) fields.run_keys = [];
+      else if (way === opened.length + 1) delete fields.run_keys;
+      else fields.openings = openings.filter((opening) => opening !== opened[way]);
+      return lineOf(fields);
     }
   }
 }
@@ -169,33 +234,60 @@ describe('the first line of a bundle file', () => {
       expect(verifyBundleText(text, { publicKey, strict: true }).failures).toEqual([]);
   });
 
-  it('fails in any other text of the same values, but another key order (generated)', () => {
+  it('fails in any other text or content of line 1, but another key order (generated)', () => {
     const applied = new Map<Mutation['kind'], number>();
     fc.assert(
       fc.property(fc.nat(), mutation, (which, change) => {
         const { text, publicKey } = made[which % made.length] as Exported;
         const cut = text.indexOf('\n');
-        const first = mutated(text.slice(0, cut), change);
+        const first = mutated(text.slice(0, cut), change, decidedCommitments(text));
         fc.pre(first !== undefined && first !== text.slice(0, cut));
         const changed = `${first}${text.slice(cut)}`;
-        // Each mutation keeps the values: the same bundle parses (escapes, spellings, spacing).
-        expect(JSON.parse(changed)).toEqual(JSON.parse(text));
+        // Some mutations keep the values: the same bundle parses (escapes, spellings, spacing).
+        if (SAME_VALUES.has(change.kind)) expect(JSON.parse(changed)).toEqual(JSON.parse(text));
+        else expect(JSON.parse(changed)).not.toEqual(JSON.parse(text));
         applied.set(change.kind, (applied.get(change.kind) ?? 0) + 1);
         const report = verifyBundleText(changed, { publicKey, strict: true });
+        const checks = report.failures.map((failure) => failure.check);
         if (change.kind === 'key-order') {
           // Meaning-preserving: the same bundle is read, and it verifies as the original does.
           expect(parseBundleText(changed).bundle).toEqual(parseBundleText(text).bundle);
           expect(report.failures).toEqual([]);
-        } else {
-          expect(report.ok).toBe(false);
-          expect(report.failures.map((failure) => failure.check)).toContain('canonical');
+          return;
         }
+        expect(report.ok).toBe(false);
+        if (SAME_VALUES.has(change.kind)) expect(checks).toContain('canonical');
+        else if (change.kind === 'unopened') {
+          expect(checks).toContain('arguments-digest');
+          // Without --strict, a warning names what could not be checked.
+          const lenient = verifyBundleText(changed, { publicKey });
+          expect(lenient.warnings.join('\n')).toMatch(/arguments_digest could not be checked/);
+        } else expect(checks).toContain('bundle-shape');
       }),
-      { numRuns: 300, seed: 2026_1203 },
+      { numRuns: 600, seed: 2026_1203 },
     );
     // Every kind of mutation was tried, not filtered away.
-    for (const kind of ['number', 'escape', 'whitespace', 'key-order'] as const)
+    for (const kind of ['number', 'escape', 'whitespace', 'surround', 'key-order', 'nested-field', 'duplicate'] as const)
       expect(applied.get(kind) ?? 0).toBeGreaterThan(20);
+    expect(applied.get('unopened') ?? 0).toBeGreaterThan(5);
+  });
+
+  it('in a layout callgate does not write (indented), fails a record in another key order (generated)', () => {
+    fc.assert(
+      fc.property(fc.nat(), fc.nat(), fc.nat(), (which, pickRecord, pickPath) => {
+        const { text, publicKey } = made[which % made.length] as Exported;
+        const bundle = parseBundleText(text).bundle as { records: unknown[] };
+        const index = pickRecord % bundle.records.length;
+        const paths = reorderable(bundle.records[index]);
+        const path = paths[pickPath % paths.length] as Array<string | number>;
+        const records = bundle.records.map((record, at) => (at === index ? reversedAt(record, path) : record));
+        const indented = JSON.stringify({ ...bundle, records }, null, 2);
+        const report = verifyBundleText(indented, { publicKey, strict: true });
+        expect(report.failures.map((failure) => failure.check)).toEqual(['canonical']);
+        expect(report.failures[0]?.message).toContain(`records[${index}]`);
+      }),
+      { numRuns: 60, seed: 2026_1203 },
+    );
   });
 
   it('in a layout callgate does not write (indented), fails another number form or escape', () => {
