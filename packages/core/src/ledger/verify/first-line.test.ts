@@ -81,7 +81,14 @@ function respellings(written: string): string[] {
       ? `${value - 1}.99999999999999999999`
       : `${written}00000000000000000001`,
   ];
-  return candidates.filter((text) => text !== written && JSON.parse(text) === value);
+  const parsesTo = (text: string): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return undefined; // `000…1` for `0` is not JSON
+    }
+  };
+  return candidates.filter((text) => text !== written && parsesTo(text) === value);
 }
 
 /** Objects of `value` (paths) that hold two keys or more. */
@@ -184,7 +191,9 @@ function mutated(first: string, change: Mutation, decided: ReadonlySet<string>):
       return replace(at, at + 1, escaped);
     }
     case 'whitespace': {
-      const at = separators[change.pick % separators.length] as number;
+      // Not the `:` of the trailing `"records":[]}`, which stands for the line's end.
+      const before = separators.filter((at) => at < head.lastIndexOf('"records":'));
+      const at = before[change.pick % before.length] as number;
       return replace(at + 1, at + 1, change.space);
     }
     case 'surround':
