@@ -88,7 +88,12 @@ describe('callgate log-key rotate', () => {
     const second = await openLedger(dataDir, undefined, 'test');
     // Exported before anything is appended under the new key: the old key signed its checkpoint.
     const before = await second.ledger.exportRun(RUN);
-    await second.ledger.append('another-run', { type: 'run-start', principal: 'p', framework: 'test', labels: {} });
+    await second.ledger.append('another-run', {
+      type: 'run-start',
+      principal: 'p',
+      framework: 'test',
+      labels: {},
+    });
     const after = await second.ledger.exportRun('another-run');
     await second.close();
 

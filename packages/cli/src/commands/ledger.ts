@@ -58,7 +58,9 @@ async function writeBundle(bundle: AnyBundle, options: ExportOptions): Promise<v
       throw new Error(`export: cannot write ${out}: ${error.message}`);
     });
     const keys = bundleKeys(bundle);
-    options.print(`wrote ${options.out}: ${count(bundle.records.length, 'record')}, verifier key ${keys.pin}`);
+    options.print(
+      `wrote ${options.out}: ${count(bundle.records.length, 'record')}, verifier key ${keys.pin}`,
+    );
     // After a key rotation the key to pin is not the log's current key: say which signed what.
     if (keys.pin !== keys.current || keys.signers.some((key) => key !== keys.current))
       options.print(

@@ -71,7 +71,9 @@ export function registerLogKeyCommands(
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
       context.setExitCode(
-        await runLogKeyShow(resolve(options.data), context.print, (line) => process.stderr.write(`${line}\n`)),
+        await runLogKeyShow(resolve(options.data), context.print, (line) =>
+          process.stderr.write(`${line}\n`),
+        ),
       ),
     );
   group

@@ -27,8 +27,6 @@ export {
 } from '../ledger/merkle.js';
 export type { AppendObserver } from '../ledger/observe.js';
 export { sealRecord } from '../ledger/record.js';
-export type { BundleKeys } from '../ledger/signing-keys.js';
-export { bundleKeys, keyToPin } from '../ledger/signing-keys.js';
 export type { Checkpoint, LogSigner, Opened, VerifierKey } from '../ledger/signed-note.js';
 export {
   encodeSignerKey,
@@ -42,6 +40,8 @@ export {
   parseVerifierKey,
   signCheckpoint,
 } from '../ledger/signed-note.js';
+export type { BundleKeys } from '../ledger/signing-keys.js';
+export { bundleKeys, keyToPin } from '../ledger/signing-keys.js';
 export type { TimelineEntry } from '../ledger/timeline.js';
 export { timelineOf } from '../ledger/timeline.js';
 export type { VerifyCheck, VerifyFailure, VerifyOptions, VerifyReport } from '../ledger/verify/report.js';

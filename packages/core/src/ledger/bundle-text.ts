@@ -256,7 +256,11 @@ export function wholeBundle(text: string): unknown {
   // in it (a space or "\r" at its end, say) does not make it another layout.
   const firstBreak = text.indexOf('\n');
   const first = firstBreak < 0 ? text : text.slice(0, firstBreak);
-  if (firstBreak >= 0 && first.length > RECORDS_OPEN.length && withoutWhitespace(first).endsWith(RECORDS_OPEN))
+  if (
+    firstBreak >= 0 &&
+    first.length > RECORDS_OPEN.length &&
+    withoutWhitespace(first).endsWith(RECORDS_OPEN)
+  )
     throw new CallgateError(
       'ledger-invalid',
       `line 1 of the bundle opens "records" as the one-record-a-line layout does, but with spacing callgate does not write (it ends ${JSON.stringify(first.slice(-14))}); the bundle is not read as written`,

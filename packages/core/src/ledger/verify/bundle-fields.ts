@@ -33,7 +33,8 @@ export function nestedUnknownFields(schema: SchemaNode, value: unknown, path = '
     const field = shape[key];
     if (field === undefined) {
       if (path !== '') found.push(`${path}${key}`);
-    } else found.push(...nestedUnknownFields(field, (value as Record<string, unknown>)[key], `${path}${key}.`));
+    } else
+      found.push(...nestedUnknownFields(field, (value as Record<string, unknown>)[key], `${path}${key}.`));
   }
   return found;
 }
@@ -62,7 +63,12 @@ export function checkBundleFields(schema: SchemaNode, bundle: AnyBundle, finding
       bundle.consistency,
       (entry: { from_size: number; to_size: number }) => `${entry.from_size} to ${entry.to_size}`,
     ],
-    ['run_keys', 'run', 'run_keys' in bundle ? bundle.run_keys : undefined, (entry: { run_id: string }) => entry.run_id],
+    [
+      'run_keys',
+      'run',
+      'run_keys' in bundle ? bundle.run_keys : undefined,
+      (entry: { run_id: string }) => entry.run_id,
+    ],
   ];
   for (const [field, by, entries, keyOf] of lists) {
     if (entries === undefined) continue;

@@ -276,7 +276,15 @@ describe('the first line of a bundle file', () => {
       { numRuns: 600, seed: 2026_1203 },
     );
     // Every kind of mutation was tried, not filtered away.
-    for (const kind of ['number', 'escape', 'whitespace', 'surround', 'key-order', 'nested-field', 'duplicate'] as const)
+    for (const kind of [
+      'number',
+      'escape',
+      'whitespace',
+      'surround',
+      'key-order',
+      'nested-field',
+      'duplicate',
+    ] as const)
       expect(applied.get(kind) ?? 0).toBeGreaterThan(20);
     expect(applied.get('unopened') ?? 0).toBeGreaterThan(5);
   });
@@ -289,7 +297,9 @@ describe('the first line of a bundle file', () => {
         const index = pickRecord % bundle.records.length;
         const paths = reorderable(bundle.records[index]);
         const path = paths[pickPath % paths.length] as Array<string | number>;
-        const records = bundle.records.map((record, at) => (at === index ? reversedAt(record, path) : record));
+        const records = bundle.records.map((record, at) =>
+          at === index ? reversedAt(record, path) : record,
+        );
         const indented = JSON.stringify({ ...bundle, records }, null, 2);
         const report = verifyBundleText(indented, { publicKey, strict: true });
         expect(report.failures.map((failure) => failure.check)).toEqual(['canonical']);
