@@ -6,7 +6,8 @@
 // naming its line, and each line's bytes are hashed as they are; the first line must be the text
 // `JSON.stringify` writes for its own parse (only its key order is free: JSON objects are unordered
 // and the verifier reads fields by name). A bundle in another layout is held to the same, but for
-// the whitespace between its tokens.
+// the whitespace between its tokens: nothing before its `{`, each record in its canonical key
+// order, and a first line that opens `"records":[` is this layout whatever spacing surrounds it.
 import { type AnyBundle, CallgateError } from '@callgate/protocol';
 import { fastCanonicalJson } from '../json/canonical.js';
 import { isCertainlyCanonical } from './canonical-line.js';

@@ -148,14 +148,16 @@ function refused(findings: Findings): VerifyReport {
 }
 
 /**
- * Verifies a bundle (`callgate-bundle/1`, `/2` or `/3`) offline: its shape; each record's shape and RFC 8785
+ * Verifies a bundle (`callgate-bundle/1`, `/2` or `/3`) offline: its shape (nested entries
+ * without fields their schema does not define, none given twice); each record's shape and RFC 8785
  * canonical form; log order; each run's sequence and hash chain; the RFC 9162 inclusion of every
  * record under the last checkpoint; each checkpoint's C2SP signature against the pinned key and
  * RFC 9162 consistency between consecutive checkpoints; truncation (`expectSize`,
  * `knownCheckpoints`); approvals and executions of calls; policy digests; openings; for `/3` the
  * signed manifest (export time, durability, origin, record count, each run's head) and, with
- * revealed run keys, each opened call's keyed arguments digest; and with `strict`, a `run-end`
- * closing every run. Pure: no store, no clock, no network.
+ * revealed run keys, each opened call's keyed arguments digest (a decision of a run the bundle
+ * opens whose opening or key is missing: a warning, with `strict` a failure); and with `strict`, a
+ * `run-end` closing every run. Pure: no store, no clock, no network.
  *
  * @param input a parsed bundle (e.g. `JSON.parse` of an export; {@link verifyBundleText} reads a
  *   file's text losslessly).
