@@ -12,31 +12,50 @@ interface SchemaNode {
   shape?: Record<string, SchemaNode>;
 }
 
+/** Whether values of `schema` can hold an object with fields to check (else they are not walked). */
+function holdsObjects(schema: SchemaNode): boolean {
+  const type = schema.def?.type;
+  if (type === 'object') return schema.shape !== undefined;
+  if (type === 'optional' || type === 'nullable')
+    return schema.def?.innerType !== undefined && holdsObjects(schema.def.innerType);
+  if (type === 'array') return schema.def?.element !== undefined && holdsObjects(schema.def.element);
+  return false;
+}
+
 /**
  * The paths (`openings.2.note`) of the fields of `value`'s nested objects that `schema` does not
  * define; the top level's own unknown fields are left to the caller (they are warned of).
- * `z.unknown()` values (an opening's `value`, a policy document) are not walked.
+ * `z.unknown()` values (an opening's `value`, a policy document) and arrays of plain values (proof
+ * hashes) are not walked.
  */
 export function nestedUnknownFields(schema: SchemaNode, value: unknown, path = ''): string[] {
-  const type = schema.def?.type;
-  if (type === 'optional' || type === 'nullable')
-    return schema.def?.innerType === undefined ? [] : nestedUnknownFields(schema.def.innerType, value, path);
-  if (type === 'array' && Array.isArray(value) && schema.def?.element !== undefined) {
-    const element = schema.def.element;
-    return value.flatMap((item, index) => nestedUnknownFields(element, item, `${path}${index}.`));
-  }
-  if (type !== 'object' || schema.shape === undefined) return [];
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
-  const shape = schema.shape;
   const found: string[] = [];
-  for (const key of Object.keys(value)) {
+  walk(schema, value, path, found);
+  return found;
+}
+
+function walk(schema: SchemaNode, value: unknown, path: string, found: string[]): void {
+  const type = schema.def?.type;
+  if (type === 'optional' || type === 'nullable') {
+    if (schema.def?.innerType !== undefined) walk(schema.def.innerType, value, path, found);
+    return;
+  }
+  if (type === 'array') {
+    const element = schema.def?.element;
+    if (!Array.isArray(value) || element === undefined || !holdsObjects(element)) return;
+    for (let index = 0; index < value.length; index++) walk(element, value[index], `${path}${index}.`, found);
+    return;
+  }
+  if (type !== 'object' || schema.shape === undefined) return;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+  const shape = schema.shape;
+  for (const key in value) {
     const field = shape[key];
     if (field === undefined) {
       if (path !== '') found.push(`${path}${key}`);
-    } else
-      found.push(...nestedUnknownFields(field, (value as Record<string, unknown>)[key], `${path}${key}.`));
+    } else if (holdsObjects(field))
+      walk(field, (value as Record<string, unknown>)[key], `${path}${key}.`, found);
   }
-  return found;
 }
 
 /**
