@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { type Command, CommanderError, type Option } from 'commander';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { httpUrl, portNumber, runIds, type ValueParser, wholeNumber } from './options.js';
+import { apiKey, httpUrl, portNumber, runIds, type ValueParser, wholeNumber } from './options.js';
 import { buildProgram } from './program.js';
 
 const BIN = new URL('../dist/bin.js', import.meta.url).pathname;
@@ -112,6 +112,17 @@ function badValues(parser: ValueParser<unknown>): fc.Arbitrary<string> {
       return fc.constantFrom('nope', 'same,nope', 'permissive', '');
     case 'duration':
       return fc.constantFrom('nope', '0', '0ms', '-5s', '5 min', '2d', '0.5ms', '1e3', '99999999999', '');
+    case 'api-key':
+      return fc.oneof(
+        fc.string({ maxLength: 50 }).filter((text) => !/^cg_[A-Za-z0-9_-]{43}$/.test(text)),
+        fc.constantFrom(
+          'secret',
+          'cg_',
+          `cg_${'a'.repeat(42)}`,
+          `cg_${'a'.repeat(44)}`,
+          `cg_${'a'.repeat(42)}+`,
+        ),
+      );
     case 'folder':
       // A file where a folder is expected (this test file, the package manifest), or nothing.
       return fc.constantFrom(
@@ -142,7 +153,17 @@ describe('every option that reads a value', () => {
     const parsed = found.filter(({ option }) => (option.parseArg as Partial<ValueParser<unknown>>)?.kind);
     // The audit covers each kind the commands use.
     expect(new Set(parsed.map(({ option }) => (option.parseArg as ValueParser<unknown>).kind))).toEqual(
-      new Set(['whole-number', 'port', 'http-url', 'run-ids', 'since', 'changes', 'folder', 'duration']),
+      new Set([
+        'whole-number',
+        'port',
+        'http-url',
+        'run-ids',
+        'since',
+        'changes',
+        'folder',
+        'duration',
+        'api-key',
+      ]),
     );
     for (const { path, option } of parsed) {
       const parser = option.parseArg as ValueParser<unknown>;
@@ -178,6 +199,8 @@ describe('every option that reads a value', () => {
     expect(runIds('019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51, 019A0C4E-7D2B-7C3A-9F10-2B6F0E8D4A52')).toHaveLength(
       2,
     );
+    const key = `cg_${'A1_-'.repeat(10)}abc`;
+    expect(apiKey(key)).toBe(key);
   });
 });
 

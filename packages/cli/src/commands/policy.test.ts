@@ -434,12 +434,17 @@ rules:
       {
         args: ['--bundle', bundle, '--data', dataDir],
         code: 2,
-        says: /--bundle and --data are mutually exclusive/,
+        says: /option '--bundle <file>' cannot be used with option '--data <dir>'/,
       },
       {
         args: ['--data', dataDir, '--public-key', verifierKey],
         code: 2,
-        says: /--public-key pins the key of a --bundle/,
+        says: /option '--public-key <key>' needs option '--bundle <file>'/,
+      },
+      {
+        args: ['--data', dataDir, '--config', 'callgate.yaml', '--tools', 'tools.yaml'],
+        code: 2,
+        says: /option '--config <file>' cannot be used with option '--tools <file>'/,
       },
       { args: ['--bundle', bundle, '--public-key', verifierKey], code: 0, says: /3 calls: same 2/ },
       { args: ['--bundle', bundle, '--public-key', otherKey], code: 2, says: /does not verify/ },
