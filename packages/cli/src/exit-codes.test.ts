@@ -142,5 +142,14 @@ describe('the exit-code rule', () => {
       expect({ args, code }).toEqual({ args, code: 2 });
       for (const name of names) expect(text, args.join(' ')).toContain(`option '${name} <`);
     }
+    // A standing setting is not a second request: CALLGATE_DATA does not conflict with --url.
+    process.env.CALLGATE_DATA = folder;
+    try {
+      const { code, text } = await run(['export', '--run', RUN, '--url', server.url]);
+      expect(code).toBe(1);
+      expect(text).toMatch(/^callgate export: unauthorized: /m);
+    } finally {
+      delete process.env.CALLGATE_DATA;
+    }
   });
 });

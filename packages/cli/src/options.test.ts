@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { type Command, CommanderError, type Option } from 'commander';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { apiKey, httpUrl, portNumber, runIds, type ValueParser, wholeNumber } from './options.js';
+import {
+  apiKey,
+  httpUrl,
+  optionRulesOf,
+  portNumber,
+  runIds,
+  type ValueParser,
+  wholeNumber,
+} from './options.js';
 import { buildProgram } from './program.js';
 
 const BIN = new URL('../dist/bin.js', import.meta.url).pathname;
@@ -201,6 +209,79 @@ describe('every option that reads a value', () => {
     );
     const key = `cg_${'A1_-'.repeat(10)}abc`;
     expect(apiKey(key)).toBe(key);
+  });
+});
+
+/** A value `option` accepts, so that only the rule under test can refuse the command. */
+function goodValue(option: Option): string {
+  if (option.argChoices) return option.argChoices[0] as string;
+  const parser = option.parseArg as Partial<ValueParser<unknown>> | undefined;
+  switch (parser?.kind) {
+    case 'whole-number':
+      return String(Math.max(parser.minimum ?? 0, 1));
+    case 'port':
+      return '0';
+    case 'http-url':
+      return 'http://127.0.0.1:1';
+    case 'run-ids':
+      return '019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51';
+    case 'since':
+      return '24h';
+    case 'changes':
+      return 'same';
+    case 'duration':
+      return '5s';
+    case 'folder':
+      return tmpdir();
+    case 'api-key':
+      return `cg_${'a'.repeat(43)}`;
+    default:
+      return 'x';
+  }
+}
+
+function commandsOf(command: Command, path: string[] = []): Array<{ path: string[]; command: Command }> {
+  return [{ path, command }, ...command.commands.flatMap((sub) => commandsOf(sub, [...path, sub.name()]))];
+}
+
+describe('options that cannot go together', () => {
+  const declared = commandsOf(program()).flatMap(({ path, command }) =>
+    optionRulesOf(command).map((rules) => ({ path, command, rules })),
+  );
+
+  it('are refused before the command runs, naming both, for every rule a command declares', async () => {
+    expect(declared.length).toBeGreaterThan(6);
+    for (const { path, command, rules } of declared) {
+      const option = (long: string) => command.options.find((candidate) => candidate.long === long) as Option;
+      const given = (long: string) => {
+        const found = option(long);
+        return found.required || found.optional ? [`${long}=${goodValue(found)}`] : [long];
+      };
+      // What the command needs anyway: its arguments and mandatory options.
+      const needed = [
+        ...command.registeredArguments.filter((argument) => argument.required).map(() => 'x'),
+        ...command.options
+          .filter((candidate) => candidate.mandatory)
+          .flatMap((candidate) => given(candidate.long as string)),
+      ];
+      for (const [first, second] of rules.conflicts ?? []) {
+        const { error, stderr } = await parse([...path, ...needed, ...given(first), ...given(second)]);
+        expect((error as CommanderError).code, `${path.join(' ')} ${first} ${second}`).toBe(
+          'callgate.conflictingOption',
+        );
+        expect(stderr).toContain(
+          `option '${option(first).flags}' cannot be used with option '${option(second).flags}'`,
+        );
+      }
+      for (const [first, second] of rules.needs ?? []) {
+        const { error, stderr } = await parse([...path, ...needed, ...given(first)]);
+        expect((error as CommanderError).code, `${path.join(' ')} ${first}`).toBe('callgate.missingOption');
+        expect(stderr).toContain(`option '${option(first).flags}' needs option '${option(second).flags}'`);
+        // With the option it needs, the rule lets the command run (here: the stub action).
+        const both = await parse([...path, ...needed, ...given(first), ...given(second)]);
+        expect((both.error as Error).message).toMatch(/^the action of .* ran$/);
+      }
+    }
   });
 });
 

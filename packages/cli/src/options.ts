@@ -125,6 +125,13 @@ export interface OptionRules {
   needs?: ReadonlyArray<readonly [string, string, string]>;
 }
 
+const DECLARED = new WeakMap<Command, OptionRules[]>();
+
+/** The rules {@link refuseTogether} holds `command` to (for the audit test). */
+export function optionRulesOf(command: Command): readonly OptionRules[] {
+  return DECLARED.get(command) ?? [];
+}
+
 /**
  * Holds `command` to `rules` before its action runs: a usage error (exit 2) naming both options,
  * as `error: option '--data <dir>' cannot be used with option '--url <url>': why`. Only what is
@@ -133,6 +140,7 @@ export interface OptionRules {
  * @throws Error at registration when a rule names an option the command does not have.
  */
 export function refuseTogether(command: Command, rules: OptionRules): Command {
+  DECLARED.set(command, [...(DECLARED.get(command) ?? []), rules]);
   const option = (long: string) => {
     const found = command.options.find((candidate) => candidate.long === long);
     if (!found) throw new Error(`callgate ${command.name()} has no option ${long}`);
