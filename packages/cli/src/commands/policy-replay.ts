@@ -224,8 +224,10 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
     const found = new Set(records.flatMap((record) => (record.type === 'run-start' ? [record.run_id] : [])));
     const missing = options.runs?.filter((id) => !found.has(id)) ?? [];
     if (missing.length > 0) {
+      // `runs list` reads a data folder, not a bundle: for a bundle, name the runs it holds.
+      const held = options.bundle ? heldRuns(source.records) : '(callgate runs list shows the runs there)';
       print(
-        `callgate policy replay: no run ${missing.join(', ')} in ${options.bundle ?? options.data} (callgate runs list shows the runs there)`,
+        `callgate policy replay: no run ${missing.join(', ')} in ${options.bundle ?? options.data} ${held}`,
       );
       return 1;
     }
@@ -244,4 +246,16 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
     for (const line of formatReplay(report)) print(line);
   }
   return options.failOn?.some((change) => report.counts[change] > 0) ? 1 : 0;
+}
+
+/** The runs a bundle holds, for a message: `(it holds runs A, B)`, at most 10 named. */
+function heldRuns(records: readonly { type: string; run_id?: string }[]): string {
+  const ids = [
+    ...new Set(
+      records.flatMap((record) => (record.type === 'run-start' && record.run_id ? [record.run_id] : [])),
+    ),
+  ];
+  if (ids.length === 0) return '(it holds no run)';
+  const named = ids.slice(0, 10).join(', ');
+  return `(it holds ${ids.length === 1 ? 'run' : 'runs'} ${named}${ids.length > 10 ? `, and ${ids.length - 10} more` : ''})`;
 }
