@@ -37,7 +37,7 @@ export function numberNotHeldMessage(path: string, text: string): string {
     return `${path}: the number ${text} is out of a double's range (it would be read as ${String(number)}); send it as a string`;
   const integerAsWritten = /^-?[0-9]+$/.test(text) || numberHeldExactly(text);
   if (integerAsWritten && Number.isInteger(number) && !Number.isSafeInteger(number))
-    return `${path}: the integer ${text} is beyond ±(2^53−1): a double does not hold its digits (it would be read as ${String(number)}); send it as a string`;
+    return `${path}: the integer ${text} is beyond ±(2^53−1): a double does not hold its digits; send it as a string`;
   return `${path}: the number ${text} has digits a double does not hold (it would be read as ${String(number)}); send it as a string`;
 }
 

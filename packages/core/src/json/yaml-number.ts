@@ -41,6 +41,6 @@ export function yamlNumberProblem(source: string): string | undefined {
   if (numberHeldExactly(token)) return undefined;
   const read = String(Number(token));
   if (/^-?[0-9]+$/.test(token) && !HEX_OR_OCTAL.test(source))
-    return `the integer ${source} is beyond ±(2^53−1): a double does not hold its digits (it would be read as ${read})`;
+    return `the integer ${source} is beyond ±(2^53−1): a double does not hold its digits`;
   return `the number ${source} has digits a double does not hold (it would be read as ${read})`;
 }
