@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { type Command, CommanderError, type Option } from 'commander';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { duration, httpUrl, portNumber, runIds, type ValueParser, wholeNumber } from './options.js';
+import { httpUrl, portNumber, runIds, type ValueParser, wholeNumber } from './options.js';
 import { buildProgram } from './program.js';
 
 const BIN = new URL('../dist/bin.js', import.meta.url).pathname;
@@ -218,21 +218,6 @@ describe('the callgate binary', () => {
       const result = run([flag]);
       expect(result.status).toBe(0);
       expect(result.stdout.trim()).toBe(version);
-    }
-  });
-});
-
-describe('duration', () => {
-  it('quotes a number of milliseconds as written, never the double it rounds to', () => {
-    for (const given of ['99999999999999999999', '12345678901234567890', '9007199254740993']) {
-      let message = '';
-      try {
-        duration(given);
-      } catch (error) {
-        message = (error as Error).message;
-      }
-      expect(message).toContain(`duration ${given} is longer than the longest a timer can hold`);
-      expect(message).not.toContain(String(Number(given)));
     }
   });
 });
