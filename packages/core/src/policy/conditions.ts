@@ -110,7 +110,7 @@ export function compileCondition(text: string): { condition: Condition } | { pro
   try {
     program = running.parse(text);
   } catch (error) {
-    return { problem: celProblem('CEL syntax error', error) };
+    return { problem: outOfRangeLiteral(text, error) ?? celProblem('CEL syntax error', error) };
   }
   const checked = checking.check(text);
   if (!checked.valid) return { problem: celProblem('CEL type error', checked.error) };
@@ -287,6 +287,21 @@ function inexactLiteral(ast: unknown, text: string): ConditionProblem | undefine
   };
   visit(ast, 0);
   return problem;
+}
+
+/**
+ * A numeric literal the CEL parser refused as out of a double's range (`1e400`), quoted as
+ * written; undefined for any other syntax error.
+ */
+function outOfRangeLiteral(text: string, error: unknown): ConditionProblem | undefined {
+  if (!/Invalid number/.test(errorSummary(error))) return undefined;
+  const offset = (error as { range?: { start?: number } } | undefined)?.range?.start ?? 0;
+  const written = /^[0-9][0-9.eE+-]*/.exec(text.slice(offset))?.[0];
+  if (written === undefined) return undefined;
+  return {
+    message: `CEL number error at character ${offset + 1}: the number ${written} is out of a double's range; write a number a double holds exactly`,
+    offset,
+  };
 }
 
 function celProblem(label: string, error: unknown): ConditionProblem {
