@@ -53,7 +53,7 @@ export const portNumber: ValueParser<number> = tagged('port', (value) => {
 
 /** A duration as every callgate file writes one (`300ms`, `30s`, `5m`, or whole ms `500`); ms. */
 export const duration: ValueParser<number> = tagged('duration', (value) => {
-  const parsed = parseDuration(/^\d+$/.test(value) ? Number(value) : value);
+  const parsed = parseDuration(/^\d+$/.test(value) ? Number(value) : value, value);
   if ('problem' in parsed)
     throw new InvalidArgumentError(`expected a duration such as 300ms, 30s or 5m (${parsed.problem})`);
   return parsed.ms;
