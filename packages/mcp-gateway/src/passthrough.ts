@@ -20,6 +20,7 @@ import { paginate } from './pagination.js';
 import { promptCatalog, upstreamsForResource } from './routing.js';
 import { type GatewaySession, levelRank } from './session.js';
 import type { Loose, Upstream } from './upstream.js';
+import { isUpstreamAnswer, PassedThroughError } from './upstream-errors.js';
 
 const NO_UPSTREAM = 'callgate';
 
@@ -50,6 +51,7 @@ async function exchange(
       result: { error: message },
       error_kind: 'tool-error',
     });
+    if (isUpstreamAnswer(error)) throw new PassedThroughError(error);
     if (error instanceof McpError) throw error;
     throw new McpError(ErrorCode.InternalError, `${upstream.name}: ${message}`);
   }
