@@ -182,6 +182,15 @@ export function answerInvalidParams(transport: Transport): void {
   };
 }
 
+/** True when `JSON.parse` reads `line` as one JSON-RPC message (the SDK's schemas accept it). */
+function plainlyMessage(line: string): boolean {
+  try {
+    return invalidRequest(JSON.parse(line), false) === undefined;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The -32600 answer for a message over the size limit, addressed to its request when its id can
  * be read from its start or end (line-splitter.ts), else to null.
@@ -211,7 +220,9 @@ export function jsonRpcLineFilter(reply: (line: string) => void, maxBytes: numbe
     }
     const text = read.line;
     if (text.trim() === '') return `${text}\n`;
-    const refused = refuseLine(text, maxBytes);
+    // What `JSON.parse` reads as a message passes at its cost; the transport reads it
+    // losslessly and answers with `refuseLine` should that reading refuse it (an id of 1e-400).
+    const refused = plainlyMessage(text) ? undefined : refuseLine(text, maxBytes);
     if (!refused) return `${text}\n`;
     reply(`${writeJson(refused)}\n`);
     return '';

@@ -7,6 +7,9 @@ import { standIn } from './exact-json.js';
 /** Bytes kept of the start and of the end of a line over the limit. */
 const KEPT_BYTES = 256;
 
+/** `line` without the `\r` of a `\r\n` line end. */
+const withoutReturn = (line: string): string => (line.endsWith('\r') ? line.slice(0, -1) : line);
+
 /** One line read: its text, or a line over the limit (its start and end only). */
 export type LineRead = { line: string } | { overLimit: { head: string; tail: string } };
 
@@ -32,6 +35,12 @@ export class LineSplitter {
     let start = 0;
     while (start <= chunk.length) {
       const newline = chunk.indexOf(10, start);
+      if (newline >= 0 && this.#size === 0 && !this.#discarding && newline - start <= this.maxBytes) {
+        // A whole line within this chunk (the usual case): decoded in place, no copy.
+        reads.push({ line: withoutReturn(chunk.toString('utf8', start, newline)) });
+        start = newline + 1;
+        continue;
+      }
       const end = newline < 0 ? chunk.length : newline;
       this.#take(chunk.subarray(start, end));
       if (newline < 0) break;
@@ -93,7 +102,7 @@ export class LineSplitter {
     const line = Buffer.concat(this.#parts, this.#size).toString('utf8');
     this.#parts = [];
     this.#size = 0;
-    return { line: line.endsWith('\r') ? line.slice(0, -1) : line };
+    return { line: withoutReturn(line) };
   }
 }
 

@@ -7,7 +7,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { writeJson } from './exact-json.js';
 import { invalidJsonAnswer, parseErrorOf, parseUpstreamJson, readClientMessage } from './json-rpc.js';
-import { overLimitAnswer } from './jsonrpc-errors.js';
+import { overLimitAnswer, refuseLine } from './jsonrpc-errors.js';
 import { idOfCutMessage, type LineRead, LineSplitter, overLimitMessage } from './line-splitter.js';
 import { isPlainJsonRpcMessage } from './message-shape.js';
 
@@ -60,7 +60,9 @@ export class LosslessStdioServerTransport implements Transport {
         message = readClientMessage(line, this.maxBytes);
       } catch (error) {
         this.onerror?.(error as Error);
-        void this.send(parseErrorOf(error) as unknown as JSONRPCMessage);
+        // The answer the line filter gives such a line (-32700 or -32600 saying what and where).
+        const answer = refuseLine(line, this.maxBytes) ?? parseErrorOf(error);
+        void this.send(answer as unknown as JSONRPCMessage);
         continue;
       }
       this.onmessage?.(message);
