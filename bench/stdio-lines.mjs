@@ -3,7 +3,7 @@
 // filter and the stdio transport (alternating rounds, median of each); (2) the peak resident
 // memory of a process fed one 20 MiB `ping` line in 64 KiB chunks, then a small ping, each
 // build in its own process, alternating.
-// Run after `npm run build`: `node bench/stdio-lines.mjs --before <dist of the old build> [--rounds 9]`
+// Run after `npm run build`: `node bench/stdio-lines.mjs --before <dist of the old build> [--rounds 21]`
 import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
