@@ -1,7 +1,8 @@
 // The gateway's stdio transports: the client side reads JSON-RPC losslessly (see json-rpc.ts) and
 // writes ids and values with the digits they came with (exact-json.ts); the upstream side reads
 // answers losslessly too, and turns one that is not valid JSON (a bare NaN, a key given twice)
-// into an immediate error for its request.
+// into an immediate error for its request. Both read lines within a size limit, never holding
+// a longer line whole (line-splitter.ts).
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -123,7 +124,7 @@ export class UpstreamReadBuffer {
     if (read === undefined) return null;
     if ('overLimit' in read) {
       const { head, tail } = read.overLimit;
-      // A request or notification of the upstream names its method first: never taken for an answer.
+      // A line whose start names a method may be a request of the upstream: never taken for an answer.
       const id = /"method"\s*:/.test(head) ? undefined : idOfCutMessage(head, tail);
       if (id === undefined) throw new Error(overLimitMessage('an upstream message', this.maxBytes));
       const reason = overLimitMessage('the upstream answer is', this.maxBytes);
