@@ -135,6 +135,46 @@ export function forWire(value: unknown): unknown {
   return copy ?? value;
 }
 
+/** True for a number kept with its digits only to keep the sign of a zero (`-0`, `-0.0`). */
+const isNegativeZero = (value: unknown): boolean =>
+  isLosslessNumber(value) && Object.is(Number(value.value), -0);
+
+/**
+ * `value` as the ledger records it: a `-0` kept with its digits for the client (see
+ * `parseKeepingDigits`) becomes the number `-0`, which canonical JSON (RFC 8785) writes `0`,
+ * so the record is what it was before the sign was kept; any other kept number stays (recorded
+ * under `callgate-normalize/1` or `/2`). Copies only the arrays and objects on the way to a
+ * replaced number; returns `value` itself when it holds none (one walk).
+ */
+export function forRecord(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (isLosslessNumber(value)) return isNegativeZero(value) ? -0 : value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let index = 0; index < value.length; index++) {
+      const item = value[index];
+      const recorded = forRecord(item);
+      if (recorded !== item) {
+        copy ??= value.slice();
+        copy[index] = recorded;
+      }
+    }
+    return copy ?? value;
+  }
+  let copy: Record<string, unknown> | undefined;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
+    const recorded = forRecord(item);
+    if (recorded !== item) {
+      copy ??= { ...record };
+      copy[key] = recorded;
+    }
+  }
+  return copy ?? value;
+}
+
 /**
  * `text` (JSON written from a value that went through {@link forWire} or held stand-in ids) with
  * every quoted stand-in replaced by the digits it stands for. Text without one is returned as it

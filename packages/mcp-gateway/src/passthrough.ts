@@ -16,6 +16,7 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestExtra } from './context.js';
+import { forRecord } from './exact-json.js';
 import { paginate } from './pagination.js';
 import { promptCatalog, upstreamsForResource } from './routing.js';
 import { type GatewaySession, levelRank } from './session.js';
@@ -39,7 +40,13 @@ async function exchange(
 ): Promise<Loose> {
   try {
     const result = await upstream.request(method, params, { signal: extra.signal });
-    await session.recordExchange({ method, upstream: upstream.name, target, params, result });
+    await session.recordExchange({
+      method,
+      upstream: upstream.name,
+      target,
+      params,
+      result: forRecord(result),
+    });
     return result;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

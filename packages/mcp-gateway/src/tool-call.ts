@@ -8,6 +8,7 @@ import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { awaitApproval, ProgressRelay } from './approval-wait.js';
 import type { GatewayTool } from './catalog.js';
 import type { RequestExtra } from './context.js';
+import { forRecord } from './exact-json.js';
 import { errorResult, jsonEncodedArguments } from './results.js';
 import type { GatewaySession } from './session.js';
 import type { ToolCallParams } from './tools.js';
@@ -91,7 +92,7 @@ async function forward(
     record(session, call.runId, {
       call_id: call.callId,
       outcome,
-      result,
+      result: forRecord(result),
       duration_ms: performance.now() - started,
       grant_consumed: call.grantConsumed,
       ...(errorKind ? { error_kind: errorKind } : {}),

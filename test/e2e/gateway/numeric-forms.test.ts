@@ -242,6 +242,13 @@ describe('numbers of an upstream result', () => {
     expect((await post(call)).text).toContain(expected);
     expect((await stdio.exchange(call)).at(-1)).toContain(expected);
     stdio.close();
+    // Committed as before the sign was kept (canonical JSON, RFC 8785, writes -0 as 0): no marker.
+    const ends = [];
+    for (const run of await served.engine.store.listRuns())
+      for (const record of await served.engine.store.readRunRecords(run.run_id))
+        if (record.type === 'call-end' && (record as { tool?: string }).tool === 'numbers') ends.push(record);
+    expect(ends).toHaveLength(2);
+    for (const end of ends) expect(end).not.toHaveProperty('result_normalized');
   });
 });
 
