@@ -1,13 +1,16 @@
 // The `callgate` command's exit codes, in one place: what each means (printed under every
 // command's help) and which a CallgateError's kind gets.
-import type { ErrorKind } from '@callgate/protocol';
+import type { CallgateError, ErrorKind } from '@callgate/protocol';
 
 /** The exit codes' legend, printed after each command's help. */
 export const EXIT_CODES = `
 Exit codes:
   0  success
-  1  the command ran and found a failure (a check failed, a run was not found, the server refused)
-  2  bad usage or unreadable input (a file that does not parse, a policy that does not load)`;
+  1  the command ran and found a failure (a check failed, a run was not found, the server refused,
+     the API key was not accepted, a witness did not cosign)
+  2  bad usage or bad input: an unknown option, a malformed value (--key, --public-key, --witness),
+     options that cannot go together, a data folder with no callgate data, a file that does not
+     parse, a policy that does not load`;
 
 /** The error kinds that say the command's own input was bad: exit code 2. */
 const INPUT_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
@@ -23,4 +26,17 @@ const INPUT_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
  */
 export function exitCodeOfKind(kind: ErrorKind): 1 | 2 {
   return INPUT_KINDS.has(kind) ? 2 : 1;
+}
+
+/**
+ * The line a command prints when a server refused it with `error`: `callgate NAME: kind: message`,
+ * and for `unauthorized` what to pass (`--key KEY` or CALLGATE_API_KEY). Its exit code is
+ * {@link exitCodeOfKind}.
+ */
+export function refusalLine(name: string, error: Pick<CallgateError, 'kind' | 'message'>): string {
+  const hint =
+    error.kind === 'unauthorized' || error.kind === 'forbidden'
+      ? ' (pass an API key of a role that may do this with --key KEY or CALLGATE_API_KEY)'
+      : '';
+  return `callgate ${name}: ${error.kind}: ${error.message}${hint}`;
 }

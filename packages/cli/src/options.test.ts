@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { type Command, CommanderError, type Option } from 'commander';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { httpUrl, portNumber, runIds, type ValueParser, wholeNumber } from './options.js';
+import {
+  apiKey,
+  httpUrl,
+  optionRulesOf,
+  portNumber,
+  runIds,
+  type ValueParser,
+  wholeNumber,
+} from './options.js';
 import { buildProgram } from './program.js';
 
 const BIN = new URL('../dist/bin.js', import.meta.url).pathname;
@@ -112,6 +120,17 @@ function badValues(parser: ValueParser<unknown>): fc.Arbitrary<string> {
       return fc.constantFrom('nope', 'same,nope', 'permissive', '');
     case 'duration':
       return fc.constantFrom('nope', '0', '0ms', '-5s', '5 min', '2d', '0.5ms', '1e3', '99999999999', '');
+    case 'api-key':
+      return fc.oneof(
+        fc.string({ maxLength: 50 }).filter((text) => !/^cg_[A-Za-z0-9_-]{43}$/.test(text)),
+        fc.constantFrom(
+          'secret',
+          'cg_',
+          `cg_${'a'.repeat(42)}`,
+          `cg_${'a'.repeat(44)}`,
+          `cg_${'a'.repeat(42)}+`,
+        ),
+      );
     case 'folder':
       // A file where a folder is expected (this test file, the package manifest), or nothing.
       return fc.constantFrom(
@@ -142,7 +161,17 @@ describe('every option that reads a value', () => {
     const parsed = found.filter(({ option }) => (option.parseArg as Partial<ValueParser<unknown>>)?.kind);
     // The audit covers each kind the commands use.
     expect(new Set(parsed.map(({ option }) => (option.parseArg as ValueParser<unknown>).kind))).toEqual(
-      new Set(['whole-number', 'port', 'http-url', 'run-ids', 'since', 'changes', 'folder', 'duration']),
+      new Set([
+        'whole-number',
+        'port',
+        'http-url',
+        'run-ids',
+        'since',
+        'changes',
+        'folder',
+        'duration',
+        'api-key',
+      ]),
     );
     for (const { path, option } of parsed) {
       const parser = option.parseArg as ValueParser<unknown>;
@@ -178,6 +207,81 @@ describe('every option that reads a value', () => {
     expect(runIds('019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51, 019A0C4E-7D2B-7C3A-9F10-2B6F0E8D4A52')).toHaveLength(
       2,
     );
+    const key = `cg_${'A1_-'.repeat(10)}abc`;
+    expect(apiKey(key)).toBe(key);
+  });
+});
+
+/** A value `option` accepts, so that only the rule under test can refuse the command. */
+function goodValue(option: Option): string {
+  if (option.argChoices) return option.argChoices[0] as string;
+  const parser = option.parseArg as Partial<ValueParser<unknown>> | undefined;
+  switch (parser?.kind) {
+    case 'whole-number':
+      return String(Math.max(parser.minimum ?? 0, 1));
+    case 'port':
+      return '0';
+    case 'http-url':
+      return 'http://127.0.0.1:1';
+    case 'run-ids':
+      return '019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51';
+    case 'since':
+      return '24h';
+    case 'changes':
+      return 'same';
+    case 'duration':
+      return '5s';
+    case 'folder':
+      return tmpdir();
+    case 'api-key':
+      return `cg_${'a'.repeat(43)}`;
+    default:
+      return 'x';
+  }
+}
+
+function commandsOf(command: Command, path: string[] = []): Array<{ path: string[]; command: Command }> {
+  return [{ path, command }, ...command.commands.flatMap((sub) => commandsOf(sub, [...path, sub.name()]))];
+}
+
+describe('options that cannot go together', () => {
+  const declared = commandsOf(program()).flatMap(({ path, command }) =>
+    optionRulesOf(command).map((rules) => ({ path, command, rules })),
+  );
+
+  it('are refused before the command runs, naming both, for every rule a command declares', async () => {
+    expect(declared.length).toBeGreaterThan(6);
+    for (const { path, command, rules } of declared) {
+      const option = (long: string) => command.options.find((candidate) => candidate.long === long) as Option;
+      const given = (long: string) => {
+        const found = option(long);
+        return found.required || found.optional ? [`${long}=${goodValue(found)}`] : [long];
+      };
+      // What the command needs anyway: its arguments and mandatory options.
+      const needed = [
+        ...command.registeredArguments.filter((argument) => argument.required).map(() => 'x'),
+        ...command.options
+          .filter((candidate) => candidate.mandatory)
+          .flatMap((candidate) => given(candidate.long as string)),
+      ];
+      for (const [first, second] of rules.conflicts ?? []) {
+        const { error, stderr } = await parse([...path, ...needed, ...given(first), ...given(second)]);
+        expect((error as CommanderError).code, `${path.join(' ')} ${first} ${second}`).toBe(
+          'callgate.conflictingOption',
+        );
+        expect(stderr).toContain(
+          `option '${option(first).flags}' cannot be used with option '${option(second).flags}'`,
+        );
+      }
+      for (const [first, second] of rules.needs ?? []) {
+        const { error, stderr } = await parse([...path, ...needed, ...given(first)]);
+        expect((error as CommanderError).code, `${path.join(' ')} ${first}`).toBe('callgate.missingOption');
+        expect(stderr).toContain(`option '${option(first).flags}' needs option '${option(second).flags}'`);
+        // With the option it needs, the rule lets the command run (here: the stub action).
+        const both = await parse([...path, ...needed, ...given(first), ...given(second)]);
+        expect((both.error as Error).message).toMatch(/^the action of .* ran$/);
+      }
+    }
   });
 });
 

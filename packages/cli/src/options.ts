@@ -6,7 +6,8 @@
 // audit test can find and feed every one of them.
 import { statSync } from 'node:fs';
 import { parseDuration } from '@callgate/core';
-import { InvalidArgumentError } from 'commander';
+import { API_KEY_PATTERN } from '@callgate/server';
+import { type Command, InvalidArgumentError } from 'commander';
 
 /** What a parser reads; the audit test generates bad values per kind. */
 export type ValueKind =
@@ -17,7 +18,8 @@ export type ValueKind =
   | 'since'
   | 'changes'
   | 'folder'
-  | 'duration';
+  | 'duration'
+  | 'api-key';
 
 /** An option parser that says what it reads. */
 export type ValueParser<T> = ((value: string) => T) & { kind: ValueKind; minimum?: number };
@@ -51,7 +53,7 @@ export const portNumber: ValueParser<number> = tagged('port', (value) => {
 
 /** A duration as every callgate file writes one (`300ms`, `30s`, `5m`, or whole ms `500`); ms. */
 export const duration: ValueParser<number> = tagged('duration', (value) => {
-  const parsed = parseDuration(/^\d+$/.test(value) ? Number(value) : value);
+  const parsed = parseDuration(/^\d+$/.test(value) ? Number(value) : value, value);
   if ('problem' in parsed)
     throw new InvalidArgumentError(`expected a duration such as 300ms, 30s or 5m (${parsed.problem})`);
   return parsed.ms;
@@ -103,3 +105,69 @@ export const folderPath: ValueParser<string> = tagged('folder', (value) => {
   if (isFile) throw new InvalidArgumentError('expected a folder; this is a file');
   return value;
 });
+
+/** A callgate API key as `callgate keys create` prints one: `cg_` and 43 base64url characters. */
+export const apiKey: ValueParser<string> = tagged('api-key', (value) => {
+  if (!API_KEY_PATTERN.test(value))
+    throw new InvalidArgumentError(
+      'expected a callgate API key: cg_ and 43 letters, digits, - or _ (callgate keys create prints one)',
+    );
+  return value;
+});
+
+/**
+ * How a command's options depend on each other, by long flag (`--data`): `conflicts` pairs that
+ * cannot go together, `needs` an option that means nothing without another. Each with the reason
+ * the message gives.
+ */
+export interface OptionRules {
+  conflicts?: ReadonlyArray<readonly [string, string, string]>;
+  needs?: ReadonlyArray<readonly [string, string, string]>;
+}
+
+const DECLARED = new WeakMap<Command, OptionRules[]>();
+
+/** The rules {@link refuseTogether} holds `command` to (for the audit test). */
+export function optionRulesOf(command: Command): readonly OptionRules[] {
+  return DECLARED.get(command) ?? [];
+}
+
+/**
+ * Holds `command` to `rules` before its action runs: a usage error (exit 2) naming both options,
+ * as `error: option '--data <dir>' cannot be used with option '--url <url>': why`. Only what is
+ * written on the command line counts as given: a default or an environment variable (such as
+ * CALLGATE_DATA) is a standing setting, not a second request, and does not conflict.
+ * @throws Error at registration when a rule names an option the command does not have.
+ */
+export function refuseTogether(command: Command, rules: OptionRules): Command {
+  DECLARED.set(command, [...(DECLARED.get(command) ?? []), rules]);
+  const option = (long: string) => {
+    const found = command.options.find((candidate) => candidate.long === long);
+    if (!found) throw new Error(`callgate ${command.name()} has no option ${long}`);
+    return found;
+  };
+  const all = [...(rules.conflicts ?? []), ...(rules.needs ?? [])];
+  for (const [first, second] of all) {
+    option(first);
+    option(second);
+  }
+  const given = (long: string) => command.getOptionValueSource(option(long).attributeName()) === 'cli';
+  command.hook('preAction', () => {
+    for (const [first, second, why] of rules.conflicts ?? [])
+      if (given(first) && given(second))
+        command.error(
+          `error: option '${option(first).flags}' cannot be used with option '${option(second).flags}': ${why}`,
+          { exitCode: 2, code: 'callgate.conflictingOption' },
+        );
+    for (const [first, second, why] of rules.needs ?? [])
+      if (given(first) && command.getOptionValue(option(second).attributeName()) === undefined)
+        command.error(
+          `error: option '${option(first).flags}' needs option '${option(second).flags}': ${why}`,
+          {
+            exitCode: 2,
+            code: 'callgate.missingOption',
+          },
+        );
+  });
+  return command;
+}

@@ -11,7 +11,7 @@ import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 import { registerWitnessCommands } from './commands/witness.js';
 import { EXIT_CODES } from './exit-codes.js';
-import { folderPath, httpUrl, wholeNumber } from './options.js';
+import { apiKey, folderPath, httpUrl, refuseTogether, wholeNumber } from './options.js';
 import { CLI_VERSION } from './version.js';
 
 /**
@@ -48,7 +48,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .addHelpText('after', EXIT_CODES)
     .action(async (options) => setExitCode(await runDemo({ ...options, out: print })));
 
-  program
+  const exportCommand = program
     .command('export')
     .description('write a run as a bundle (callgate-bundle/3; callgate-bundle/1 with --proofs)')
     .requiredOption('--run <id>', 'the run to export')
@@ -61,7 +61,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     )
     .addOption(dataOption())
     .option('--url <url>', 'export through this running server (GET /v1/runs/ID/bundle) instead', httpUrl)
-    .addOption(new Option('--key <key>', 'an API key for --url').env('CALLGATE_API_KEY'))
+    .addOption(new Option('--key <key>', 'an API key for --url').env('CALLGATE_API_KEY').argParser(apiKey))
     .addHelpText('after', EXIT_CODES)
     .action(async (options) =>
       setExitCode(
@@ -78,8 +78,12 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
         }),
       ),
     );
+  refuseTogether(exportCommand, {
+    conflicts: [['--url', '--data', 'with --url the server reads its own data folder']],
+    needs: [['--key', '--url', 'the key is for the server --url names']],
+  });
 
-  program
+  const verify = program
     .command('verify')
     .description(
       'verify a bundle offline: records, chains, inclusion, checkpoints, approvals, policies, openings',
@@ -101,6 +105,9 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .option('--json', 'print the report as JSON')
     .addHelpText('after', EXIT_CODES)
     .action(async (file, options) => setExitCode(await runVerify(file, { ...options, out: print })));
+  refuseTogether(verify, {
+    needs: [['--quorum', '--witness', 'it counts the cosignatures of the --witness keys given']],
+  });
 
   const runs = program.command('runs').description('list and show runs').addHelpText('after', EXIT_CODES);
   runs

@@ -14,6 +14,7 @@ describe('@callgate/core public API', () => {
         "YamlLocator",
         "compilePolicy",
         "executeStep",
+        "firstInexactNumber",
         "formatDuration",
         "isCallgateError",
         "loadPolicy",

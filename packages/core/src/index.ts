@@ -56,6 +56,8 @@ export type {
 } from './policy/index.js';
 export { compilePolicy, loadPolicy, replayPolicy } from './policy/index.js';
 export { YamlLocator } from './policy/yaml-locator.js';
+export type { InexactYamlNumber } from './policy/yaml-numbers.js';
+export { firstInexactNumber } from './policy/yaml-numbers.js';
 export { MemoryStore } from './store/memory-store.js';
 export type { LogFrontier, LogPosition, LogSequencer, SequencedAppend } from './store/sequencer.js';
 export type {

@@ -15,7 +15,11 @@ const numberToken = fc
   )
   .map((text) => {
     const value = Number(text);
-    const kept = !Number.isFinite(value) || (Number.isInteger(value) && !Number.isSafeInteger(value));
+    // -0 too: `JSON.stringify` writes it `0`, the gateway keeps its sign.
+    const kept =
+      !Number.isFinite(value) ||
+      (Number.isInteger(value) && !Number.isSafeInteger(value)) ||
+      Object.is(value, -0);
     return { text, written: kept ? text : JSON.stringify(value) };
   });
 

@@ -33,28 +33,69 @@ export const standIn = (digits: string): string => `${MARK}${digits}`;
 export const digitsOf = (standInText: string): string => standInText.slice(MARK.length);
 
 /**
- * A JSON-RPC request id as the gate handles it: a number kept with its digits (a
- * `LosslessNumber`, beyond what a double holds) becomes its stand-in string; any other value is
- * returned as it is.
+ * True when `digits` (RFC 8259 number text, e.g. `12345678901234567890`, `1.0e3`, `1e-400`)
+ * stands for an integer: its fraction digits, once the exponent is applied, are all zeros.
  */
-export const gateId = (id: unknown): unknown => (isLosslessNumber(id) ? standIn(id.value) : id);
+export function isIntegerDigits(digits: string): boolean {
+  const match = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(digits);
+  if (!match) return false;
+  const significant = `${match[1]}${match[2] ?? ''}`.replace(/0+$/, '');
+  if (/^0*$/.test(significant)) return true;
+  const zeros = `${match[1]}${match[2] ?? ''}`.length - significant.length;
+  // The power of ten of the last non-zero digit: an integer when it is not negative.
+  return Number(match[3] ?? 0) - (match[2]?.length ?? 0) + zeros >= 0;
+}
 
 /**
- * `message` (a parsed client JSON-RPC message, or a batch of them) with the ids kept as digits
- * replaced by their stand-ins: `id`, and the `requestId` of a `notifications/cancelled`, so a
- * cancellation finds its request. Changes the objects in place; returns `message`.
+ * A JSON-RPC request id as the gate handles it: an integer kept with its digits (a
+ * `LosslessNumber`, beyond what a double holds) becomes its stand-in string; any other value is
+ * returned as it is (an id with a fraction, `1.5` or `1e-400`, is refused by `invalidRequest`).
+ */
+export const gateId = (id: unknown): unknown =>
+  isLosslessNumber(id) && isIntegerDigits(id.value) ? standIn(id.value) : id;
+
+/**
+ * A progress token or a cancelled request's id as the gate handles it (MCP: a string or any
+ * number): a number the SDK's schemas would refuse (one kept with its digits, one with a
+ * fraction, `-0`) becomes the stand-in of its digits, so it is checked as a string and written
+ * back as those digits; a safe integer, a string or any other value is returned as it is.
+ */
+export function gateToken(token: unknown): unknown {
+  if (isLosslessNumber(token)) return standIn(token.value);
+  if (typeof token === 'number' && Number.isFinite(token)) {
+    if (Object.is(token, -0)) return standIn('-0');
+    if (!Number.isSafeInteger(token)) return standIn(String(token));
+  }
+  return token;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) && !isLosslessNumber(value);
+
+/**
+ * `message` (a parsed client JSON-RPC message, or a batch of them) with the ids and tokens the
+ * SDK's schemas check as integers ready for them: an integer `id` kept as digits becomes its
+ * stand-in ({@link gateId}); `params._meta.progressToken` of any message, the `progressToken` of
+ * a `notifications/progress` and the `requestId` of a `notifications/cancelled` (so a
+ * cancellation finds its request) go through {@link gateToken}. Changes the objects in place;
+ * returns `message`.
  */
 export function withGateIds<T>(message: T): T {
   if (Array.isArray(message)) {
     for (const item of message) withGateIds(item);
     return message;
   }
-  if (message === null || typeof message !== 'object') return message;
+  if (!isRecord(message)) return message;
   const record = message as Record<string, unknown>;
   if (isLosslessNumber(record.id)) record.id = gateId(record.id);
-  const params = record.params as Record<string, unknown> | undefined;
-  if (record.method === 'notifications/cancelled' && params && typeof params === 'object')
-    if (isLosslessNumber(params.requestId)) params.requestId = gateId(params.requestId);
+  const params = record.params;
+  if (!isRecord(params)) return message;
+  if (record.method === 'notifications/cancelled' && params.requestId !== undefined)
+    params.requestId = gateToken(params.requestId);
+  if (record.method === 'notifications/progress' && params.progressToken !== undefined)
+    params.progressToken = gateToken(params.progressToken);
+  const meta = params._meta;
+  if (isRecord(meta) && meta.progressToken !== undefined) meta.progressToken = gateToken(meta.progressToken);
   return message;
 }
 
@@ -94,6 +135,46 @@ export function forWire(value: unknown): unknown {
   return copy ?? value;
 }
 
+/** True for a number kept with its digits only to keep the sign of a zero (`-0`, `-0.0`). */
+const isNegativeZero = (value: unknown): boolean =>
+  isLosslessNumber(value) && Object.is(Number(value.value), -0);
+
+/**
+ * `value` as the ledger records it: a `-0` kept with its digits for the client (see
+ * `parseKeepingDigits`) becomes the number `-0`, which canonical JSON (RFC 8785) writes `0`,
+ * so the record is what it was before the sign was kept; any other kept number stays (recorded
+ * under `callgate-normalize/1` or `/2`). Copies only the arrays and objects on the way to a
+ * replaced number; returns `value` itself when it holds none (one walk).
+ */
+export function forRecord(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (isLosslessNumber(value)) return isNegativeZero(value) ? -0 : value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let index = 0; index < value.length; index++) {
+      const item = value[index];
+      const recorded = forRecord(item);
+      if (recorded !== item) {
+        copy ??= value.slice();
+        copy[index] = recorded;
+      }
+    }
+    return copy ?? value;
+  }
+  let copy: Record<string, unknown> | undefined;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
+    const recorded = forRecord(item);
+    if (recorded !== item) {
+      copy ??= { ...record };
+      copy[key] = recorded;
+    }
+  }
+  return copy ?? value;
+}
+
 /**
  * `text` (JSON written from a value that went through {@link forWire} or held stand-in ids) with
  * every quoted stand-in replaced by the digits it stands for. Text without one is returned as it
@@ -112,12 +193,16 @@ export function writeJson(message: unknown): string {
   return restoreDigits(JSON.stringify(forWire(message)));
 }
 
-/** A number token of an upstream's answer: a double when it holds the value exactly enough. */
+/**
+ * A number token of an upstream's answer: a double when it holds the value exactly enough and
+ * `JSON.stringify` writes it back as the same value (so not `-0`, which it writes `0`).
+ */
 function upstreamNumber(digits: string): number | LosslessNumber {
   const number = Number(digits);
   if (
     !Number.isFinite(number) ||
     (Number.isInteger(number) && !Number.isSafeInteger(number)) ||
+    Object.is(number, -0) ||
     !numberHeldExactly(digits)
   )
     return new LosslessNumber(digits);

@@ -57,11 +57,17 @@ function membersWritten(text: string, maxDepth: number): number {
 /**
  * The members of `value` (own keys of every object in it), or -1 when `value` holds something
  * the lossless path reads differently: a number that is not finite or an integer beyond
- * ±(2^53−1) (`JSON.parse` rounded its digits), or a key the lossless path refuses.
+ * ±(2^53−1) (`JSON.parse` rounded its digits), `-0` (whose sign `JSON.stringify` drops), or a
+ * key the lossless path refuses.
  */
 function membersParsed(value: unknown): number {
   if (typeof value === 'number') {
-    return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value)) ? 0 : -1;
+    // -0 too: `JSON.stringify` writes it `0`; the lossless path keeps its sign (exact-json.ts).
+    return Number.isFinite(value) &&
+      (!Number.isInteger(value) || Number.isSafeInteger(value)) &&
+      !Object.is(value, -0)
+      ? 0
+      : -1;
   }
   if (value === null || typeof value !== 'object') return 0;
   let members = 0;

@@ -13,7 +13,7 @@ import { type HttpOptions, HttpSessions, knownProfile } from './http.js';
 import { jsonRpcLineFilter } from './jsonrpc-errors.js';
 import { Subscriptions } from './routing.js';
 import { GatewaySession, levelRank } from './session.js';
-import { LosslessStdioServerTransport } from './stdio-transport.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, LosslessStdioServerTransport } from './stdio-transport.js';
 import { type Loose, Upstream, type UpstreamEvents, type UpstreamStatus } from './upstream.js';
 
 /** Options of {@link createGateway}. */
@@ -250,8 +250,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       const session = new GatewaySession(context, sessionContext);
       const stdout = streams.stdout ?? process.stdout;
       // Lines that are not JSON-RPC messages get their JSON-RPC error here (the transport drops them).
-      const lines = stdin.pipe(jsonRpcLineFilter((line) => stdout.write(line)));
-      const transport = new LosslessStdioServerTransport(lines, stdout);
+      const maxBytes = options.maxBodyBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+      const lines = stdin.pipe(jsonRpcLineFilter((line) => stdout.write(line), maxBytes));
+      const transport = new LosslessStdioServerTransport(lines, stdout, maxBytes);
       let resolveClosed: () => void = () => {};
       const closed = new Promise<void>((resolve) => {
         resolveClosed = resolve;

@@ -58,7 +58,7 @@ describe('the gateway’s HTTP bodies (hono/body-limit)', () => {
     expect(declared.status).toBe(413);
     expect(await declared.json()).toEqual({
       jsonrpc: '2.0',
-      error: { code: -32000, message: 'Payload Too Large' },
+      error: { code: -32000, message: 'Payload Too Large: the body is over the limit of 1024 bytes' },
       id: null,
     });
     const stream = await served.handleRequest(

@@ -13,6 +13,7 @@ import { parseClientJson } from './json-rpc.js';
 import { invalidRequest } from './jsonrpc-errors.js';
 import { readBody, TOO_LARGE } from './request-body.js';
 import { GatewaySession } from './session.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio-transport.js';
 
 /** Options of the HTTP side of the gateway. */
 export interface HttpOptions {
@@ -20,7 +21,10 @@ export interface HttpOptions {
   allowedHosts?: readonly string[];
   /** Accepted `Origin` header values (e.g. `http://localhost:5173`); unset accepts any. */
   allowedOrigins?: readonly string[];
-  /** Largest accepted POST body, in bytes. Default 4 MiB. */
+  /**
+   * Largest accepted POST body, in bytes (413 above it), and largest message line of a stdio
+   * session (-32600 above it). Default 4 MiB.
+   */
   maxBodyBytes?: number;
   /**
    * Serve a plain `tools/call` POST on the tools/call lane (call-lane.ts), without the MCP SDK's
@@ -30,7 +34,7 @@ export interface HttpOptions {
   toolCallLane?: boolean;
 }
 
-const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
+const DEFAULT_MAX_BODY = DEFAULT_MAX_MESSAGE_BYTES;
 
 function jsonError(status: number, code: number, message: string, id: unknown = null): Response {
   return new Response(writeJson({ jsonrpc: '2.0', error: { code, message }, id }), {
@@ -191,7 +195,12 @@ export class HttpSessions {
     } catch {
       return { error: jsonError(400, -32000, 'Bad Request: the body could not be read') };
     }
-    if (text === TOO_LARGE) return { error: jsonError(413, -32000, 'Payload Too Large') };
+    if (text === TOO_LARGE) {
+      const limit = this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+      return {
+        error: jsonError(413, -32000, `Payload Too Large: the body is over the limit of ${limit} bytes`),
+      };
+    }
     try {
       // Lossless: big integers keep their digits, a duplicate key is refused (see json-rpc.ts);
       // an id beyond what a double holds stands in as a string until answered (exact-json.ts).

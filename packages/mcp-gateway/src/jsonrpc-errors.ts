@@ -8,11 +8,17 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ClientRequestSchema,
   ErrorCode,
+  JSONRPCErrorResponseSchema,
   type JSONRPCMessage,
   JSONRPCMessageSchema,
+  JSONRPCNotificationSchema,
+  JSONRPCRequestSchema,
+  JSONRPCResultResponseSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { withGateIds, writeJson } from './exact-json.js';
+import { isLosslessNumber } from 'lossless-json';
+import { isStandIn, withGateIds, writeJson } from './exact-json.js';
 import { parseClientJson } from './json-rpc.js';
+import { idOfCutMessage, type LineRead, LineSplitter, overLimitMessage } from './line-splitter.js';
 import { isPlainJsonRpcMessage, isPlainToolCall } from './message-shape.js';
 
 /** A JSON-RPC error response object. */
@@ -53,33 +59,92 @@ export function invalidRequest(value: unknown, allowBatch: boolean): JsonRpcErro
     return undefined;
   }
   if (isPlainJsonRpcMessage(value) || JSONRPCMessageSchema.safeParse(value).success) return undefined;
-  const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
-  const why =
-    typeof value !== 'object' || value === null
-      ? `expected a JSON-RPC object, got ${value === null ? 'null' : typeof value}`
-      : (value as { jsonrpc?: unknown }).jsonrpc !== '2.0'
-        ? '"jsonrpc" must be "2.0"'
-        : 'not a request, notification or response (check "method", "id", "params")';
-  return errorResponse(id, ErrorCode.InvalidRequest, `Invalid Request: ${why}`);
+  if (typeof value !== 'object' || value === null)
+    return errorResponse(
+      null,
+      ErrorCode.InvalidRequest,
+      `Invalid Request: expected a JSON-RPC object, got ${value === null ? 'null' : typeof value}`,
+    );
+  const record = value as Record<string, unknown>;
+  const badId = idProblem(record);
+  return errorResponse(
+    badId ? null : record.id,
+    ErrorCode.InvalidRequest,
+    `Invalid Request: ${badId ?? messageProblem(record)}`,
+  );
 }
 
+/** A number as sent (its digits when kept as digits). */
+const numberText = (value: unknown): string =>
+  isLosslessNumber(value) ? value.value : isStandIn(value) ? 'a number' : String(value);
+
+/**
+ * Why the `id` of `record` is refused, or undefined when it is absent, a string or an integer.
+ * JSON-RPC 2.0 §4: a number id SHOULD NOT have a fractional part; the gateway refuses one
+ * (`1.5`, `1e-400`, `1000.00000000000001`), on every transport alike.
+ */
+function idProblem(record: Record<string, unknown>): string | undefined {
+  if (!('id' in record)) return undefined;
+  const id = record.id;
+  if (typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id))) return undefined;
+  if (isLosslessNumber(id) || (typeof id === 'number' && Number.isFinite(id)))
+    return `"id" must be a string or an integer, got ${numberText(id)}: a number id with a fractional part is refused (JSON-RPC 2.0 §4)`;
+  const kind = id === null ? 'null' : Array.isArray(id) ? 'an array' : `a ${typeof id}`;
+  return `"id" must be a string or an integer, got ${kind}`;
+}
+
+/**
+ * What is wrong with `record`, a JSON-RPC object the SDK's schemas refuse: the first few
+ * problems of the schema of the kind it looks like (request, notification, result or error
+ * response), each as `path: reason`; or a general hint when it looks like none.
+ */
+function messageProblem(record: Record<string, unknown>): string {
+  if (record.jsonrpc !== '2.0') return '"jsonrpc" must be "2.0"';
+  const schema =
+    typeof record.method === 'string'
+      ? 'id' in record
+        ? JSONRPCRequestSchema
+        : JSONRPCNotificationSchema
+      : 'result' in record
+        ? JSONRPCResultResponseSchema
+        : 'error' in record
+          ? JSONRPCErrorResponseSchema
+          : undefined;
+  const checked = schema?.safeParse(record);
+  if (!checked || checked.success)
+    return 'not a request, notification or response (check "method", "id", "params")';
+  return checked.error.issues
+    .slice(0, 3)
+    .map((issue) => `${issuePath(issue.path) || 'message'}: ${issue.message}`)
+    .join('; ');
+}
+
+/** A zod issue path as a JSON path: `params._meta.progressToken`, `params.items[0]`. */
+const issuePath = (path: readonly PropertyKey[]): string =>
+  path
+    .map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`))
+    .join('')
+    .replace(/^\./, '');
+
 /** The answer for one stdio line: -32700 or -32600, or undefined when the line is a message. */
-export function refuseLine(line: string): JsonRpcErrorResponse | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch (error) {
-    return errorResponse(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
-  }
-  if (!invalidRequest(value, false)) return undefined;
-  // Text the strict reader refuses (a duplicate or `__proto__` key, nesting too deep) is a parse
-  // error first, as over HTTP, whatever its shape. Otherwise the lossless reading decides, so the
-  // answer carries the id as sent (an id beyond 2^53 stands in until written: exact-json.ts).
+export function refuseLine(
+  line: string,
+  maxBytes = Number.POSITIVE_INFINITY,
+): JsonRpcErrorResponse | undefined {
+  // Read as the transport will (losslessly, ids and tokens made ready for the SDK's schemas), so
+  // what passes here is what the transport accepts. Text the strict reader refuses (not JSON, a
+  // duplicate or `__proto__` key, nesting too deep) is a parse error first, whatever its shape.
   let exact: unknown;
   try {
-    exact = withGateIds(parseClientJson(line, Number.POSITIVE_INFINITY));
+    exact = withGateIds(parseClientJson(line, maxBytes));
   } catch (error) {
-    return errorResponse(null, ErrorCode.ParseError, `Parse error: ${(error as Error).message}`);
+    let reason = (error as Error).message;
+    try {
+      JSON.parse(line);
+    } catch (syntax) {
+      reason = (syntax as Error).message;
+    }
+    return errorResponse(null, ErrorCode.ParseError, `Parse error: ${reason}`);
   }
   return invalidRequest(exact, false);
 }
@@ -117,37 +182,58 @@ export function answerInvalidParams(transport: Transport): void {
   };
 }
 
+/** True when `JSON.parse` reads `line` as one JSON-RPC message (the SDK's schemas accept it). */
+function plainlyMessage(line: string): boolean {
+  try {
+    return invalidRequest(JSON.parse(line), false) === undefined;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * A stream between stdin and the stdio transport: each line that is a JSON-RPC message passes
- * unchanged; any other line is answered through `reply` (one JSON line, -32700 or -32600) and
- * dropped. Blank lines pass (the transport skips them).
+ * The -32600 answer for a message over the size limit, addressed to its request when its id can
+ * be read from its start or end (line-splitter.ts), else to null.
  */
-export function jsonRpcLineFilter(reply: (line: string) => void): Transform {
-  let pending = '';
-  const check = (line: string): string | undefined => {
-    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
-    if (text.trim() === '') return `${line}\n`;
-    const refused = refuseLine(text);
-    if (!refused) return `${line}\n`;
+export function overLimitAnswer(head: string, tail: string, maxBytes: number): JsonRpcErrorResponse {
+  return errorResponse(
+    idOfCutMessage(head, tail) ?? null,
+    ErrorCode.InvalidRequest,
+    `Invalid Request: ${overLimitMessage('a message', maxBytes)}`,
+  );
+}
+
+/**
+ * A stream between stdin and the stdio transport: each line that is a JSON-RPC message of at
+ * most `maxBytes` bytes passes unchanged; any other line is answered through `reply` (one JSON
+ * line, -32700 or -32600) and dropped — a line over the limit without ever being held whole
+ * (its bytes are dropped as they come until its newline). Blank lines pass (the transport skips
+ * them).
+ * @param maxBytes the largest line, in bytes (the gateway's `maxBodyBytes`, as for HTTP bodies).
+ */
+export function jsonRpcLineFilter(reply: (line: string) => void, maxBytes: number): Transform {
+  const lines = new LineSplitter(maxBytes);
+  const check = (read: LineRead): string => {
+    if ('overLimit' in read) {
+      reply(`${writeJson(overLimitAnswer(read.overLimit.head, read.overLimit.tail, maxBytes))}\n`);
+      return '';
+    }
+    const text = read.line;
+    if (text.trim() === '') return `${text}\n`;
+    // What `JSON.parse` reads as a message passes at its cost; the transport reads it
+    // losslessly and answers with `refuseLine` should that reading refuse it (an id of 1e-400).
+    const refused = plainlyMessage(text) ? undefined : refuseLine(text, maxBytes);
+    if (!refused) return `${text}\n`;
     reply(`${writeJson(refused)}\n`);
-    return undefined;
+    return '';
   };
   return new Transform({
-    transform(chunk: Buffer | string, _encoding, callback: TransformCallback) {
-      pending += chunk.toString();
-      let out = '';
-      let newline = pending.indexOf('\n');
-      while (newline >= 0) {
-        out += check(pending.slice(0, newline)) ?? '';
-        pending = pending.slice(newline + 1);
-        newline = pending.indexOf('\n');
-      }
-      callback(null, out);
+    transform(chunk: Buffer | string, encoding, callback: TransformCallback) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk;
+      callback(null, lines.push(bytes).map(check).join(''));
     },
     flush(callback: TransformCallback) {
-      const rest = pending === '' ? '' : (check(pending) ?? '');
-      pending = '';
-      callback(null, rest);
+      callback(null, lines.end().map(check).join(''));
     },
   });
 }

@@ -16,10 +16,12 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestExtra } from './context.js';
+import { forRecord } from './exact-json.js';
 import { paginate } from './pagination.js';
 import { promptCatalog, upstreamsForResource } from './routing.js';
 import { type GatewaySession, levelRank } from './session.js';
 import type { Loose, Upstream } from './upstream.js';
+import { isUpstreamAnswer, PassedThroughError } from './upstream-errors.js';
 
 const NO_UPSTREAM = 'callgate';
 
@@ -38,7 +40,13 @@ async function exchange(
 ): Promise<Loose> {
   try {
     const result = await upstream.request(method, params, { signal: extra.signal });
-    await session.recordExchange({ method, upstream: upstream.name, target, params, result });
+    await session.recordExchange({
+      method,
+      upstream: upstream.name,
+      target,
+      params,
+      result: forRecord(result),
+    });
     return result;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -50,6 +58,7 @@ async function exchange(
       result: { error: message },
       error_kind: 'tool-error',
     });
+    if (isUpstreamAnswer(error)) throw new PassedThroughError(error);
     if (error instanceof McpError) throw error;
     throw new McpError(ErrorCode.InternalError, `${upstream.name}: ${message}`);
   }

@@ -4,15 +4,16 @@
 import { type CallOutcomeReport, readArguments } from '@callgate/core';
 import { digestOf } from '@callgate/core/crypto';
 import type { ErrorBody, Outcome, StoredGrant } from '@callgate/protocol';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { awaitApproval, ProgressRelay } from './approval-wait.js';
 import type { GatewayTool } from './catalog.js';
 import type { RequestExtra } from './context.js';
-import { UPSTREAM_INVALID_JSON } from './json-rpc.js';
+import { forRecord } from './exact-json.js';
 import { errorResult, jsonEncodedArguments } from './results.js';
 import type { GatewaySession } from './session.js';
 import type { ToolCallParams } from './tools.js';
 import type { Loose } from './upstream.js';
+import { isUpstreamAnswer, PassedThroughError } from './upstream-errors.js';
 
 type ErrorDetail = ErrorBody['error'];
 
@@ -91,7 +92,7 @@ async function forward(
     record(session, call.runId, {
       call_id: call.callId,
       outcome,
-      result,
+      result: forRecord(result),
       duration_ms: performance.now() - started,
       grant_consumed: call.grantConsumed,
       ...(errorKind ? { error_kind: errorKind } : {}),
@@ -115,11 +116,8 @@ async function forward(
       );
       throw error;
     }
-    const local =
-      !(error instanceof McpError) ||
-      error.code === ErrorCode.RequestTimeout ||
-      error.code === ErrorCode.ConnectionClosed ||
-      (error.data as { callgate?: unknown } | undefined)?.callgate === UPSTREAM_INVALID_JSON;
+    // The upstream's own JSON-RPC error (any code, -32000 included) is passed on as it came.
+    const local = !isUpstreamAnswer(error);
     const detail: ErrorDetail = {
       kind: 'tool-error',
       message: local ? `${tool.upstream.name}: ${message}` : message,
@@ -129,7 +127,7 @@ async function forward(
       { error: local ? detail : { ...detail, code: (error as McpError).code } },
       'tool-error',
     );
-    if (!local) throw error;
+    if (!local) throw new PassedThroughError(error);
     return errorResult(detail, { structured: !tool.advertised.outputSchema });
   } finally {
     untrack();

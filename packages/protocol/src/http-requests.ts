@@ -21,7 +21,13 @@ export const queryFlag = z
   .enum(['', 'true', 'false'])
   .describe('A flag: `?name` or `?name=true` turns it on, `?name=false` off.');
 
-const limit = z.coerce.number().int().min(1).max(1000);
+/** A page size in a query string: a whole number 1..1000, refused with one message that says so. */
+const LIMIT_MESSAGE = 'must be an integer 1..1000';
+const limit = z.coerce
+  .number({ error: LIMIT_MESSAGE })
+  .int({ error: LIMIT_MESSAGE })
+  .min(1, { error: LIMIT_MESSAGE })
+  .max(1000, { error: LIMIT_MESSAGE });
 
 // --- requests -------------------------------------------------------------------------------
 

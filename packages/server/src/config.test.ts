@@ -38,6 +38,30 @@ describe('callgate.yaml', () => {
     expect(config.webhook).toEqual({ url: 'https://hooks.example/x', secret: 'from-the-environment' });
   });
 
+  it('refuses a number a double does not hold, naming the field and quoting its digits', async () => {
+    const dir = await folder();
+    for (const [text, field, kind] of [
+      ['port: 12345678901234567890\n', 'port', 'request-invalid'],
+      ['request_timeout: 1e400\n', 'request_timeout', 'request-invalid'],
+      [
+        'policy: { version: 1, default: deny, limits: { run: { max_calls: 12345678901234567890 } } }\n',
+        'policy.limits.run.max_calls',
+        'policy-invalid',
+      ],
+    ] as const) {
+      await writeFile(join(dir, 'n.yaml'), text);
+      const digits = /: ([^ ,}\n]+)/.exec(text.slice(text.lastIndexOf(':') - 1))?.[1] ?? '';
+      await expect(readServerConfig(join(dir, 'n.yaml'))).rejects.toMatchObject({
+        kind,
+        message: expect.stringMatching(
+          new RegExp(
+            `n\\.yaml: line 1, column \\d+: ${field.replace(/\./g, '\\.')}: the (number|integer) ${digits} `,
+          ),
+        ),
+      });
+    }
+  });
+
   it('takes an inline policy and names an unknown key by its path', async () => {
     const dir = await folder();
     await writeFile(join(dir, 'a.yaml'), 'policy: { version: 1, default: deny, rules: [] }\n');

@@ -5,7 +5,7 @@ import { parseUpstreams, type UpstreamConfig } from '@callgate/mcp-gateway';
 import { CallgateError, isCallgateError, toolSpecSchema } from '@callgate/protocol';
 import { z } from 'zod';
 import { formatPath, problemOf } from './http/validation.js';
-import { parseYamlText, type YamlPosition, type YamlText } from './yaml-file.js';
+import { parseYamlText, YamlNumberError, type YamlPosition, type YamlText } from './yaml-file.js';
 
 const webhookSchema = z
   .strictObject({
@@ -198,6 +198,12 @@ async function readYamlFile(path: string, what: string): Promise<YamlText> {
   try {
     return parseYamlText(text);
   } catch (error) {
+    // A number of an inline policy is the policy's fault, as it would be in a policy file.
+    if (error instanceof YamlNumberError)
+      throw new CallgateError(
+        error.path[0] === 'policy' ? 'policy-invalid' : 'request-invalid',
+        `${what}: ${path}: ${error.message}`,
+      );
     // The parser's message goes on with the offending text and a caret: its first line says it all.
     const first = ((error as Error).message.split('\n')[0] ?? '').replace(/:$/, '');
     throw new CallgateError('request-invalid', `${what}: ${path} is not valid YAML: ${first}`);

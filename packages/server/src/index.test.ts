@@ -7,7 +7,9 @@ describe('@callgate/server public API', () => {
       [
         'API_KEY_PATTERN',
         'API_KEY_ROLES',
+        'DEFAULT_HEADERS_TIMEOUT_MS',
         'DEFAULT_MCP_PROFILE',
+        'DEFAULT_REQUEST_TIMEOUT_MS',
         'DENY_ALL_POLICY_TEXT',
         'HTTP_STATUS_OF_KIND',
         'SERVER_VERSION',

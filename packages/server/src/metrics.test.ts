@@ -117,6 +117,31 @@ const value = (families: Map<string, Family>, name: string, labels: Record<strin
     )?.value;
 
 describe('GET /metrics', () => {
+  it('counts the CPU the process used since it started, not since the first scrape', async () => {
+    // Work done before /metrics is first read (as a server serves long before its first scrape).
+    const start = process.cpuUsage();
+    let spin = 0;
+    while (process.cpuUsage(start).user < 200_000) spin += Math.sqrt(spin + 1);
+    expect(spin).toBeGreaterThan(0);
+    const { app } = await testApp();
+    const before = process.cpuUsage();
+    const families = parsePrometheusText(await (await app.request('/metrics')).text());
+    expect(families.get('callgate_process_cpu_seconds_total')?.type).toBe('counter');
+    expect(value(families, 'callgate_process_cpu_user_seconds_total')).toBeGreaterThanOrEqual(
+      before.user / 1e6,
+    );
+    expect(value(families, 'callgate_process_cpu_system_seconds_total')).toBeGreaterThanOrEqual(
+      before.system / 1e6,
+    );
+    expect(value(families, 'callgate_process_cpu_seconds_total')).toBeGreaterThanOrEqual(
+      (before.user + before.system) / 1e6,
+    );
+    const again = parsePrometheusText(await (await app.request('/metrics')).text());
+    expect(value(again, 'callgate_process_cpu_seconds_total')).toBeGreaterThanOrEqual(
+      value(families, 'callgate_process_cpu_seconds_total') as number,
+    );
+  });
+
   it('is Prometheus text whose figures follow the decisions, approvals, grants and requests made', async () => {
     const { call, keys, app } = await testApp();
     const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });

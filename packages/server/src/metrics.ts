@@ -17,14 +17,56 @@ const REMEMBERED_APPROVALS = 10_000;
 let processRegistry: Registry | undefined;
 /**
  * prom-client's default process metrics, collected once per process (they watch the event loop
- * with a timer of their own, which one app after another must not multiply).
+ * with a timer of their own, which one app after another must not multiply). The CPU counters are
+ * callgate's own: prom-client's count from when they were made (here: the first scrape), whereas
+ * Prometheus' process collector defines `process_cpu_seconds_total` as the CPU time of the whole
+ * process since it started.
  */
 function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry, prefix: 'callgate_' });
+    registerProcessCpu(processRegistry);
   }
   return processRegistry;
+}
+
+/**
+ * `callgate_process_cpu_{user_,system_,}seconds_total`: seconds of CPU the process has used since
+ * it started (`process.cpuUsage()` without a previous value, µs / 1e6), read at each scrape.
+ */
+function registerProcessCpu(registry: Registry): void {
+  const names = {
+    user: 'callgate_process_cpu_user_seconds_total',
+    system: 'callgate_process_cpu_system_seconds_total',
+    total: 'callgate_process_cpu_seconds_total',
+  } as const;
+  for (const name of Object.values(names)) registry.removeSingleMetric(name);
+  const counter = (name: string, help: string, seconds: (usage: NodeJS.CpuUsage) => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(seconds(process.cpuUsage()));
+      },
+    });
+  counter(
+    names.user,
+    'Total user CPU time spent in seconds, since the process started.',
+    (usage) => usage.user / 1e6,
+  );
+  counter(
+    names.system,
+    'Total system CPU time spent in seconds, since the process started.',
+    (usage) => usage.system / 1e6,
+  );
+  counter(
+    names.total,
+    'Total user and system CPU time spent in seconds, since the process started.',
+    (usage) => (usage.user + usage.system) / 1e6,
+  );
 }
 
 /**

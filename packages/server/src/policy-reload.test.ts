@@ -94,13 +94,14 @@ describe('policy reload', () => {
     await writeFile(file, POLICY);
     const { engine, publicKey } = await (await import('@callgate/testing/server')).memoryEngine();
     const errors: unknown[] = [];
+    const infos: string[] = [];
     const running = await startServer({
       options: {
         engine,
         publicKey,
         policySource: async () => ({ policy: await readPolicyFile(file), source: file }),
         logger: {
-          info: () => {},
+          info: (fields: unknown, message: string) => infos.push(`${message} ${JSON.stringify(fields)}`),
           warn: () => {},
           debug: () => {},
           error: (fields: unknown) => errors.push(fields),
@@ -119,6 +120,14 @@ describe('policy reload', () => {
       process.kill(process.pid, 'SIGHUP');
       await expect.poll(() => errors.length, { timeout: 5000 }).toBe(1);
       expect(JSON.stringify(errors[0])).toMatch(/policy\.yaml:4:\d+: rule \\"r\\"/);
+      expect(engine.policy.digest).toBe(strict);
+      // The same policy again: nothing changes, and the log says the signal was read.
+      await writeFile(file, STRICT);
+      process.kill(process.pid, 'SIGHUP');
+      await expect
+        .poll(() => infos.filter((line) => line.includes('unchanged')).length, { timeout: 5000 })
+        .toBe(1);
+      expect(infos.find((line) => line.includes('unchanged'))).toContain(strict);
       expect(engine.policy.digest).toBe(strict);
     } finally {
       await running.close();

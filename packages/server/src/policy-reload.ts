@@ -81,8 +81,14 @@ export class PolicyReloader {
         `the new policy has no profile ${profile}, which /mcp serves (mcp.default_profile); the policy in force is unchanged`,
       );
     const previous = engine.policy.digest;
-    if (policy.digest === previous)
+    if (policy.digest === previous) {
+      // Logged too, so that an operator who sent SIGHUP sees the signal arrived and was read.
+      this.server.logger.info(
+        { policy_digest: policy.digest, source, by: request.by },
+        'policy reloaded unchanged: same digest as the policy in force',
+      );
       return { changed: false, policy_digest: policy.digest, previous_digest: previous, source };
+    }
     await putPolicyDocument(engine.store, policy.document);
     const run = await engine.startRun({
       principal: request.by,

@@ -1,6 +1,6 @@
 // YAML text parsed with its positions kept, so that a config error can say at which line and
 // column the offending value stands.
-import { YamlLocator } from '@callgate/core';
+import { firstInexactNumber, YamlLocator } from '@callgate/core';
 import { LineCounter, parseDocument } from 'yaml';
 
 /** A 1-based line and column in a YAML text. */
@@ -20,19 +20,43 @@ export interface YamlText {
   positionOf(path: readonly PropertyKey[], at?: 'key' | 'value'): YamlPosition | undefined;
 }
 
+/** A number of a YAML text that a double does not hold: its message names where and quotes it. */
+export class YamlNumberError extends Error {
+  constructor(
+    message: string,
+    /** Keys and indexes from the root to the number. */
+    readonly path: readonly (string | number)[],
+  ) {
+    super(message);
+  }
+}
+
 /**
  * Parses one YAML document (YAML 1.2 core schema; duplicate keys refused), as `yaml`'s `parse`
  * does, keeping its nodes' positions (core's `YamlLocator`, the one policies use). Warnings are
  * not printed.
  *
  * @throws the `yaml` package's `YAMLParseError` (its message gives the line and column) for a
- *   syntax error, a duplicate key or several documents.
+ *   syntax error, a duplicate key or several documents; {@link YamlNumberError} for a number a
+ *   double (IEEE 754 binary64) does not hold exactly (`1e400`, `12345678901234567890`, `.inf`),
+ *   `line L, column C: PATH: why`, quoting the digits as written.
  */
 export function parseYamlText(text: string): YamlText {
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter });
   const problem = document.errors[0];
   if (problem) throw problem;
+  const inexact = firstInexactNumber(document);
+  if (inexact) {
+    const { line, col } = lineCounter.linePos(inexact.offset);
+    const where = inexact.path.map((segment) =>
+      typeof segment === 'number' ? `[${segment}]` : `.${segment}`,
+    );
+    throw new YamlNumberError(
+      `line ${line}, column ${col}: ${where.join('').replace(/^\./, '')}: ${inexact.problem}`,
+      inexact.path,
+    );
+  }
   const value: unknown = document.toJS({ maxAliasCount: 100 });
   const locator = new YamlLocator(document, lineCounter, text);
   return {

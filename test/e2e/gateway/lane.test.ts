@@ -121,13 +121,27 @@ async function records(served: ServedGateway): Promise<unknown[]> {
   return all.map(mask);
 }
 
-/** A request id as raw JSON text: a safe integer, a string, or an integer beyond ±2^53 (digits a double cannot hold). */
+/**
+ * A request id as raw JSON text — a safe integer, a string, an integer beyond ±2^53 (digits a
+ * double cannot hold), an integer spelled with a fraction or an exponent, a number with a
+ * fraction — and the id the answer carries, as raw JSON text: the value of an integer a double
+ * holds, the digits as sent of one it cannot, null for an id with a fraction (refused, -32600).
+ */
 const idText = fc.oneof(
   fc.integer({ min: 1, max: 1_000_000 }).map(String),
   fc.string({ minLength: 1, maxLength: 8 }).map((text) => JSON.stringify(text)),
   fc.bigInt({ min: 2n ** 53n + 1n, max: 10n ** 30n }).map(String),
   fc.bigInt({ min: -(10n ** 30n), max: -(2n ** 53n) - 1n }).map(String),
+  fc.constantFrom('1e2', '1.0', '-0', '1E400', '1.5', '1e-400', '1000.00000000000001', '-2.5e-1'),
 );
+
+/** The id an answer to a request with id `text` carries (see {@link idText}). */
+function answeredId(text: string): string {
+  if (text.startsWith('"')) return text;
+  if (['1.5', '1e-400', '1000.00000000000001', '-2.5e-1'].includes(text)) return 'null';
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? String(value) : text;
+}
 
 /**
  * A tools/call's JSON text, with digits JSON.stringify could not write (big integers, in the id
@@ -147,6 +161,8 @@ const toolCall = fc
       { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
       { note: 'kept' },
       { progressToken: 7 },
+      { progressToken: 1.5 },
+      { progressToken: -0.25 },
     ),
   })
   .map(({ id, name, digits, amount, data, big, meta }) => {
@@ -237,7 +253,7 @@ describe('the tools/call lane', () => {
             expect(text).toBe(await b.text());
             // The id as sent (a body the lossless reader refuses, a `prototype` key say, is a
             // parse error: id null), and the upstream's digits when its answer reached the client.
-            const id = a.status === 400 && text.includes('"code":-32700') ? 'null' : call.id;
+            const id = a.status === 400 && text.includes('"code":-32700') ? 'null' : answeredId(call.id);
             expect(answersIn(text).map((answer) => answer.slice(0, answer.lastIndexOf(' ')))).toEqual([id]);
             if (call.quotes && text.includes('"structuredContent":{"n"')) expect(text).toContain(call.quotes);
           }

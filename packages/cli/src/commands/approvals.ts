@@ -1,9 +1,9 @@
 import { type Approval, CallgateClient, isCallgateError } from '@callgate/client';
 import { formatDuration } from '@callgate/core';
 import { type Command, Option } from 'commander';
-import { exitCodeOfKind } from '../exit-codes.js';
+import { exitCodeOfKind, refusalLine } from '../exit-codes.js';
 import { table } from '../format.js';
-import { httpUrl } from '../options.js';
+import { apiKey, httpUrl } from '../options.js';
 
 type Print = (line: string) => void;
 
@@ -46,7 +46,7 @@ async function guarded(name: string, print: Print, action: () => Promise<number>
     return await action();
   } catch (error) {
     if (!isCallgateError(error)) throw error;
-    print(`callgate approvals ${name}: ${error.kind}: ${error.message}`);
+    print(refusalLine(`approvals ${name}`, error));
     return exitCodeOfKind(error.kind);
   }
 }
@@ -122,7 +122,9 @@ export function registerApprovalsCommands(
           .default('http://127.0.0.1:7420')
           .argParser(httpUrl),
       )
-      .addOption(new Option('--key <key>', 'a reviewer or admin API key').env('CALLGATE_API_KEY'))
+      .addOption(
+        new Option('--key <key>', 'a reviewer or admin API key').env('CALLGATE_API_KEY').argParser(apiKey),
+      )
       .addHelpText('after', context.exitCodes);
   const access = (options: { url: string; key?: string }): ServerAccess => ({
     url: options.url,

@@ -1,12 +1,12 @@
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { isCallgateError, type Store } from '@callgate/core';
 import { API_KEY_ROLES, type ApiKeyRole, createApiKey } from '@callgate/server';
 import { PostgresStore } from '@callgate/store-postgres';
 import { openDataDir } from '@callgate/store-sqlite';
 import { type Command, Option } from 'commander';
 import { exitCodeOfKind } from '../exit-codes.js';
-import { folderPath } from '../options.js';
+import { folderPath, refuseTogether } from '../options.js';
+import { requireDataDir } from './data-folder.js';
 
 type Print = (line: string) => void;
 
@@ -20,10 +20,7 @@ async function withStore<T>(
 ): Promise<T> {
   // Listing or revoking in a folder with no database (a mistyped --data) would make a new, empty
   // log there and report that it has no keys: refused instead, naming the folder.
-  if (!isStoreUrl(dataDir) && !options.create && !existsSync(join(dataDir, 'callgate.db')))
-    throw new Error(
-      `no callgate data in ${dataDir} (looked for callgate.db); pass --data DIR or set CALLGATE_DATA`,
-    );
+  if (!isStoreUrl(dataDir) && !options.create) requireDataDir(dataDir);
   const store: Store = isStoreUrl(dataDir)
     ? await PostgresStore.open({ url: dataDir })
     : openDataDir(dataDir).store;
@@ -99,6 +96,11 @@ export async function runKeysRevoke(
   });
 }
 
+/** The keys live in a data folder or in a shared store: one of them. */
+const DATA_OR_STORE = {
+  conflicts: [['--data', '--store', 'the keys are in a data folder or in a shared store']] as const,
+};
+
 /** Registers `callgate keys create|list|revoke` on the program. */
 export function registerKeysCommands(
   program: Command,
@@ -164,4 +166,5 @@ export function registerKeysCommands(
     .action(async (name, options) =>
       context.setExitCode(await runKeysRevoke(where(options), name, { print: context.print })),
     );
+  for (const command of keys.commands) refuseTogether(command, DATA_OR_STORE);
 }

@@ -1,32 +1,13 @@
-import { accessSync, constants } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { CallgateClient, isCallgateError } from '@callgate/client';
 import { bundleKeys, serializeBundle, timelineOf } from '@callgate/core/ledger';
 import type { AnyBundle } from '@callgate/protocol';
 import { openDataDir, openLedger } from '@callgate/store-sqlite';
 import { formatTimeline } from '../demo/timeline.js';
+import { exitCodeOfKind, refusalLine } from '../exit-codes.js';
 import { count, table } from '../format.js';
+import { requireDataDir } from './data-folder.js';
 import { DEFAULT_SERVER_URL, readServerAddress } from './server-address.js';
-
-/**
- * Checks that `dataDir` holds callgate data the user may read.
- * @throws Error naming the folder and what is wrong (missing, or no permission).
- */
-function requireDataDir(dataDir: string): void {
-  const database = join(dataDir, 'callgate.db');
-  try {
-    accessSync(database, constants.R_OK | constants.W_OK);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EACCES' || code === 'EPERM') {
-      throw new Error(`no permission to open ${database}; run as the user that owns the data folder`);
-    }
-    throw new Error(
-      `no callgate data in ${dataDir} (looked for callgate.db); pass --data DIR or set CALLGATE_DATA`,
-    );
-  }
-}
 
 /** What `callgate export` writes and where; `url` (and `key`) export through a running server. */
 export interface ExportOptions {
@@ -99,8 +80,8 @@ export async function runExport(dataDir: string, options: ExportOptions): Promis
       return 0;
     } catch (error) {
       if (!isCallgateError(error)) throw error;
-      options.warn(`callgate export: ${error.kind}: ${error.message}`);
-      return error.kind === 'not-found' ? 1 : 2;
+      options.warn(refusalLine('export', error));
+      return exitCodeOfKind(error.kind);
     }
   }
   requireDataDir(dataDir);

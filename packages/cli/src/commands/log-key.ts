@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { KEY_ROTATIONS_META_KEY, keyToPin, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { openDataDir, rotateLogKey } from '@callgate/store-sqlite';
 import type { Command, Option } from 'commander';
+import { requireDataDir } from './data-folder.js';
 
 /**
  * Prints the verifier key (C2SP note key `name+id+key`) to give `callgate verify --public-key` for
@@ -14,13 +15,15 @@ import type { Command, Option } from 'commander';
  * pinned key), then `note`s the current key. Reads only: it works beside a running server.
  *
  * @returns 0, or 1 when the folder holds no log yet (nothing was ever served or recorded there).
+ * @throws CallgateError `request-invalid` when `dataDir` holds no callgate data (exit code 2).
  */
 export async function runLogKeyShow(
   dataDir: string,
   print: (line: string) => void,
   note: (line: string) => void = () => {},
 ): Promise<number> {
-  if (!existsSync(join(dataDir, 'log-key.json')) || !existsSync(join(dataDir, 'callgate.db'))) {
+  requireDataDir(dataDir);
+  if (!existsSync(join(dataDir, 'log-key.json'))) {
     print(
       `callgate log-key show: no log in ${dataDir} yet (callgate serve or callgate demo makes one); pass --data DIR or set CALLGATE_DATA`,
     );
@@ -84,6 +87,7 @@ export function registerLogKeyCommands(
     .addOption(context.dataOption())
     .addHelpText('after', context.exitCodes)
     .action(async (options: { data: string }) => {
+      requireDataDir(resolve(options.data));
       const rotated = await rotateLogKey(resolve(options.data));
       context.print(`rotated at log size ${rotated.size}`);
       context.print(`  old key  ${rotated.oldKey}`);

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { CallgateClient, isCallgateError } from '@callgate/client';
-import { exitCodeOfKind } from '../exit-codes.js';
+import { exitCodeOfKind, refusalLine } from '../exit-codes.js';
 
 /**
  * `callgate policy reload [--file FILE] --url URL --key KEY`: puts a new policy in force on a
@@ -39,7 +39,7 @@ export async function runPolicyReload(options: {
     return 0;
   } catch (error) {
     if (!isCallgateError(error)) throw error;
-    print(`callgate policy reload: ${error.kind}: ${error.message}`);
+    print(refusalLine('policy reload', error));
     return exitCodeOfKind(error.kind);
   }
 }

@@ -3,6 +3,7 @@
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  firstInexactNumber,
   isCallgateError,
   type LedgerRecord,
   loadPolicy,
@@ -16,7 +17,7 @@ import { parseBundleText, parseVerifierKey, verifyBundleText } from '@callgate/c
 import { type AnyBundle, type Opening, toolSpecSchema } from '@callgate/protocol';
 import { readServerConfig } from '@callgate/server';
 import { openDataDir } from '@callgate/store-sqlite';
-import { parse as parseYaml } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 
 const toolSpecListSchema = toolSpecSchema.array();
 
@@ -184,8 +185,9 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
       });
       let value: unknown;
       try {
-        value = parseYaml(text);
+        value = readToolsYaml(text);
       } catch (error) {
+        if (error instanceof InexactNumber) throw new Error(`${file}: ${error.message}`);
         throw new Error(
           `${file} is not valid YAML: ${((error as Error).message.split('\n')[0] ?? '').replace(/:$/, '')}`,
         );
@@ -224,8 +226,10 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
     const found = new Set(records.flatMap((record) => (record.type === 'run-start' ? [record.run_id] : [])));
     const missing = options.runs?.filter((id) => !found.has(id)) ?? [];
     if (missing.length > 0) {
+      // `runs list` reads a data folder, not a bundle: for a bundle, name the runs it holds.
+      const held = options.bundle ? heldRuns(source.records) : '(callgate runs list shows the runs there)';
       print(
-        `callgate policy replay: no run ${missing.join(', ')} in ${options.bundle ?? options.data} (callgate runs list shows the runs there)`,
+        `callgate policy replay: no run ${missing.join(', ')} in ${options.bundle ?? options.data} ${held}`,
       );
       return 1;
     }
@@ -244,4 +248,39 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
     for (const line of formatReplay(report)) print(line);
   }
   return options.failOn?.some((change) => report.counts[change] > 0) ? 1 : 0;
+}
+
+/** The runs a bundle holds, for a message: `(it holds runs A, B)`, at most 10 named. */
+function heldRuns(records: readonly { type: string; run_id?: string }[]): string {
+  const ids = [
+    ...new Set(
+      records.flatMap((record) => (record.type === 'run-start' && record.run_id ? [record.run_id] : [])),
+    ),
+  ];
+  if (ids.length === 0) return '(it holds no run)';
+  const named = ids.slice(0, 10).join(', ');
+  return `(it holds ${ids.length === 1 ? 'run' : 'runs'} ${named}${ids.length > 10 ? `, and ${ids.length - 10} more` : ''})`;
+}
+
+/** A number of a tools file that a double does not hold. */
+class InexactNumber extends Error {}
+
+/**
+ * A tools file's value, its numbers judged as written (a schema's `maximum: 1000.00000000000001`
+ * is refused, never rounded to 1000).
+ * @throws InexactNumber saying `line L, column C: PATH: why` for a number a double does not hold, or the
+ *   `yaml` package's error for text that is not one YAML document.
+ */
+function readToolsYaml(text: string): unknown {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, uniqueKeys: true });
+  const problem = document.errors[0];
+  if (problem) throw problem;
+  const inexact = firstInexactNumber(document);
+  if (inexact) {
+    const { line, col } = lineCounter.linePos(inexact.offset);
+    const path = inexact.path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${key}`)).join('');
+    throw new InexactNumber(`line ${line}, column ${col}: ${path.replace(/^\./, '')}: ${inexact.problem}`);
+  }
+  return document.toJS({ maxAliasCount: 100 });
 }

@@ -3,8 +3,9 @@
 // parameters); every failing case is named with its line in the cases file.
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { isCallgateError, loadPolicy, type Policy } from '@callgate/core';
-import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
+import { isCallgateError, loadPolicy, type Policy, parseJsonLossless, readArguments } from '@callgate/core';
+import { yamlNumberToken } from '@callgate/core/json';
+import { type Document, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 
 const EFFECTS = ['allow', 'ask', 'deny'] as const;
 type Effect = (typeof EFFECTS)[number];
@@ -32,6 +33,11 @@ export interface CaseResult {
   effect: Effect;
   rules: string[];
   scrubbed: string[];
+  /**
+   * Set when the gate refuses the call before the policy sees it (effect `deny`, no rules), as a
+   * server would: e.g. `tool-args-invalid` for a number a double does not hold.
+   */
+  refused?: { kind: string; message: string };
   /** What differed from the expectation, one sentence each. */
   failures: string[];
 }
@@ -160,6 +166,41 @@ function provenanceUntrusted(value: unknown): 'ok' | 'invalid' {
 }
 
 /**
+ * A case's `arguments` node as the gate would receive it: every number scalar read from its digits
+ * as written (YAML 1.2 core schema → JSON number token → the gate's own lossless JSON parse), so
+ * that a number a double does not hold stays what was written and the gate's check refuses it,
+ * instead of `toJS` rounding it first. `.inf` and `.nan` stay the doubles they are (the gate
+ * refuses them too). Keys are set as own properties, never through a prototype setter.
+ */
+function exactValue(node: unknown, document: Document, path: string, depth: number): unknown {
+  if (depth > 256) throw new CasesInvalid(`${path}: nesting deeper than 256`);
+  if (isAlias(node)) return exactValue(node.resolve(document), document, path, depth + 1);
+  if (isScalar(node)) {
+    if (typeof node.value !== 'number' && typeof node.value !== 'bigint') return node.value;
+    const source = typeof node.source === 'string' ? node.source : String(node.value);
+    const token = yamlNumberToken(source);
+    return token === undefined ? Number(node.value) : parseJsonLossless(token, path);
+  }
+  if (isSeq(node))
+    return node.items.map((item, index) => exactValue(item, document, `${path}[${index}]`, depth + 1));
+  if (isMap(node)) {
+    const result: Record<string, unknown> = {};
+    for (const pair of node.items) {
+      if (!isPair(pair)) continue;
+      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      Object.defineProperty(result, key, {
+        value: exactValue(pair.value, document, `${path}.${key}`, depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return result;
+  }
+  return node === null || node === undefined ? null : node;
+}
+
+/**
  * Parses a cases file: `{ policy?, tools?, run?, cases: [...] }` (see docs/operations.md).
  * @throws CasesInvalid naming the file, line and key of what is wrong.
  */
@@ -188,7 +229,11 @@ function parseCases(text: string, file: string) {
         ? itemNode.range?.[0]
         : (itemNode as { range?: number[] })?.range?.[0];
     const line = offset === undefined ? 0 : lineCounter.linePos(offset).line;
-    return readCase(item, index, line, file, value);
+    const testCase = readCase(item, index, line, file, value);
+    const argumentsNode = isMap(itemNode) ? itemNode.get('arguments', true) : undefined;
+    if (argumentsNode !== undefined)
+      testCase.arguments = exactValue(argumentsNode, document, 'arguments', 0) as Record<string, unknown>;
+    return testCase;
   });
   // A result is reported by its name: two cases of one name could not be told apart.
   const lines = new Map<string, number>();
@@ -203,9 +248,25 @@ function parseCases(text: string, file: string) {
   return { policy: typeof value.policy === 'string' ? value.policy : undefined, cases };
 }
 
-/** Runs one case against `policy`, scrubbing as the gate does before it decides. */
+/**
+ * Runs one case against `policy` as the gate would: its arguments through the gate's own check
+ * (a refusal is effect `deny` with the refusal's message as reason, as the ledger records it),
+ * then scrubbed, then decided.
+ */
 function runCase(policy: Policy, testCase: PolicyCase): CaseResult {
-  const args = structuredClone(testCase.arguments);
+  let args: Record<string, unknown>;
+  try {
+    args = { ...readArguments(testCase.arguments) };
+  } catch (error) {
+    if (!isCallgateError(error)) throw error;
+    return judge(testCase, {
+      effect: 'deny',
+      rules: [],
+      scrubbed: [],
+      reason: error.message,
+      refused: { kind: error.kind, message: error.message },
+    });
+  }
   const scrubbed = policy.scrub.filter((name) => Object.hasOwn(args, name));
   for (const name of scrubbed) delete args[name];
   const decision = policy.evaluate({
@@ -219,11 +280,35 @@ function runCase(policy: Policy, testCase: PolicyCase): CaseResult {
     run: testCase.run,
     provenance: testCase.provenance,
   });
+  return judge(testCase, {
+    effect: decision.effect,
+    rules: [...decision.rules],
+    scrubbed,
+    reason: decision.reason,
+  });
+}
+
+/** What the gate did with a case's call. */
+interface CaseVerdict {
+  effect: Effect;
+  rules: string[];
+  scrubbed: string[];
+  reason: string;
+  refused?: { kind: string; message: string };
+}
+
+/** Compares a case's verdict with its expectation. */
+function judge(testCase: PolicyCase, decision: CaseVerdict): CaseResult {
+  const { scrubbed } = decision;
   const failures: string[] = [];
   const { expect } = testCase;
   const list = (items: readonly string[]) => (items.length === 0 ? '(none)' : items.join(', '));
   if (expect.effect && decision.effect !== expect.effect)
-    failures.push(`expected effect ${expect.effect}, got ${decision.effect} (${decision.reason})`);
+    failures.push(
+      decision.refused
+        ? `expected effect ${expect.effect}, got deny: the gate refuses the call (${decision.refused.kind}: ${decision.refused.message})`
+        : `expected effect ${expect.effect}, got ${decision.effect} (${decision.reason})`,
+    );
   if (expect.rules && [...expect.rules].sort().join('\n') !== [...decision.rules].sort().join('\n'))
     failures.push(`expected rules ${list(expect.rules)}, got ${list(decision.rules)}`);
   if (expect.scrubbed && [...expect.scrubbed].sort().join('\n') !== [...scrubbed].sort().join('\n'))
@@ -239,6 +324,7 @@ function runCase(policy: Policy, testCase: PolicyCase): CaseResult {
     effect: decision.effect,
     rules: [...decision.rules],
     scrubbed,
+    ...(decision.refused ? { refused: decision.refused } : {}),
     failures,
   };
 }

@@ -304,6 +304,46 @@ rules:
     expect(blind.calls.every((call: { replayed?: unknown }) => call.replayed === undefined)).toBe(true);
   });
 
+  it('names the runs a bundle holds when asked for one it does not hold (runs list reads no bundle)', async () => {
+    const missing = '019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51';
+    const absent = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--bundle',
+      join(dir, 'run.bundle.json'),
+      '--runs',
+      missing,
+    ]);
+    expect(absent.code).toBe(1);
+    const text = absent.lines.join('\n');
+    expect(text).toContain(`no run ${missing} in ${join(dir, 'run.bundle.json')} (it holds run ${runId})`);
+    expect(text).not.toContain('runs list');
+  });
+
+  it('refuses a tools file number a double does not hold, quoting it as written', async () => {
+    const tools = join(dir, 'inexact-tools.yaml');
+    await writeFile(
+      tools,
+      '- name: send_invoice\n  inputSchema: { type: object, properties: { amount: { type: number, maximum: 1000.00000000000001 } } }\n',
+    );
+    const refused = await callgate([
+      'policy',
+      'replay',
+      '--policy',
+      join(dir, 'stricter.yaml'),
+      '--bundle',
+      join(dir, 'run.bundle.json'),
+      '--tools',
+      tools,
+    ]);
+    expect(refused.code).toBe(2);
+    expect(refused.lines.join('\n')).toContain(
+      `${tools}: line 2, column 79: [0].inputSchema.properties.amount.maximum: the number 1000.00000000000001 has digits a double does not hold`,
+    );
+  });
+
   it('refuses to replay a bundle that does not verify (an edited decision is no record of one)', async () => {
     const bundle = JSON.parse(await readFile(join(dir, 'run.bundle.json'), 'utf8'));
     const decision = bundle.records.find((record: { type: string }) => record.type === 'call-decision');
@@ -434,12 +474,17 @@ rules:
       {
         args: ['--bundle', bundle, '--data', dataDir],
         code: 2,
-        says: /--bundle and --data are mutually exclusive/,
+        says: /option '--bundle <file>' cannot be used with option '--data <dir>'/,
       },
       {
         args: ['--data', dataDir, '--public-key', verifierKey],
         code: 2,
-        says: /--public-key pins the key of a --bundle/,
+        says: /option '--public-key <key>' needs option '--bundle <file>'/,
+      },
+      {
+        args: ['--data', dataDir, '--config', 'callgate.yaml', '--tools', 'tools.yaml'],
+        code: 2,
+        says: /option '--config <file>' cannot be used with option '--tools <file>'/,
       },
       { args: ['--bundle', bundle, '--public-key', verifierKey], code: 0, says: /3 calls: same 2/ },
       { args: ['--bundle', bundle, '--public-key', otherKey], code: 2, says: /does not verify/ },

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { parseDuration, type ReplayChange } from '@callgate/core';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { folderPath, httpUrl, runIds, tagged } from '../options.js';
+import { apiKey, folderPath, httpUrl, refuseTogether, runIds, tagged } from '../options.js';
 import { runPolicyReload } from './policy-reload.js';
 import { runPolicyReplay } from './policy-replay.js';
 import { runPolicyTest } from './policy-test.js';
@@ -51,7 +51,7 @@ export function registerPolicyCommands(
     .option('--json', 'print the results as JSON')
     .addHelpText('after', context.exitCodes)
     .action(async (cases, options) => setExitCode(await runPolicyTest(cases, { ...options, print })));
-  policy
+  const replay = policy
     .command('replay')
     .description('what a new policy would have decided for every past call, beside what was decided')
     .requiredOption('--policy <file>', 'the new policy (YAML)')
@@ -84,15 +84,16 @@ export function registerPolicyCommands(
         .argParser(folderPath),
     )
     .addHelpText('after', context.exitCodes)
-    .action(async (options, command: Command) => {
-      // --data has a default (and CALLGATE_DATA): only one given on the command line is a
-      // second source beside --bundle.
-      if (options.bundle !== undefined && command.getOptionValueSource('data') === 'cli')
-        command.error('error: --bundle and --data are mutually exclusive: replay a bundle or a data folder');
-      if (options.publicKey !== undefined && options.bundle === undefined)
-        command.error('error: --public-key pins the key of a --bundle; a data folder is not verified');
-      setExitCode(await runPolicyReplay({ ...options, data: resolve(options.data), print }));
-    });
+    .action(async (options) =>
+      setExitCode(await runPolicyReplay({ ...options, data: resolve(options.data), print })),
+    );
+  refuseTogether(replay, {
+    conflicts: [
+      ['--bundle', '--data', 'replay a bundle or a data folder'],
+      ['--config', '--tools', 'the tool specs come from callgate.yaml or from a tools file, not both'],
+    ],
+    needs: [['--public-key', '--bundle', 'it pins the key of a bundle; a data folder is not verified']],
+  });
   policy
     .command('reload')
     .description('put a new policy in force on a running server (validated, then recorded in the ledger)')
@@ -103,7 +104,7 @@ export function registerPolicyCommands(
         .default('http://127.0.0.1:7420')
         .argParser(httpUrl),
     )
-    .addOption(new Option('--key <key>', 'an admin API key').env('CALLGATE_API_KEY'))
+    .addOption(new Option('--key <key>', 'an admin API key').env('CALLGATE_API_KEY').argParser(apiKey))
     .addHelpText('after', context.exitCodes)
     .action(async (options) => setExitCode(await runPolicyReload({ ...options, print })));
   policy.addHelpText('after', context.exitCodes);

@@ -3,6 +3,7 @@ import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import {
   DEFAULT_MCP_PROFILE,
+  DEFAULT_REQUEST_TIMEOUT_MS,
   readPolicyFile,
   readServerConfig,
   type ServerConfig,
@@ -11,7 +12,7 @@ import {
 } from '@callgate/server';
 import { type Command, Option } from 'commander';
 import { type LogLevel, logLevelOf } from '../log.js';
-import { duration, folderPath, portNumber } from '../options.js';
+import { duration, folderPath, portNumber, refuseTogether } from '../options.js';
 import { startWitnessLoop } from '../witness/loop.js';
 import { openServeEngine } from './serve-store.js';
 import { readServerAddress, writeServerAddress } from './server-address.js';
@@ -232,7 +233,7 @@ export function registerServeCommand(
   program: Command,
   context: { print: (line: string) => void; setExitCode: (code: number) => void; exitCodes: string },
 ): void {
-  program
+  const serve = program
     .command('serve')
     .description(
       'serve the HTTP API, the approvals inbox, the run timeline and the MCP gateway (SQLite in the data folder)',
@@ -273,12 +274,19 @@ export function registerServeCommand(
     )
     .option(
       '--headers-timeout <duration>',
-      'longest wait for a request’s headers; then 408 and the connection closed (default 10s, never over --request-timeout)',
+      'longest wait for a request’s headers; then 408 and the connection closed (default 10s, or --request-timeout when that is shorter; a longer one given is refused)',
       duration,
     )
     .option('--debug', 'log debug lines too (same as CALLGATE_LOG_LEVEL=debug)')
     .addHelpText('after', context.exitCodes)
-    .action(async (options) =>
+    .action(async (options, command: Command) => {
+      const request = options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
+      // Node holds the headers' clock within the request's: a longer one would silently not apply.
+      if (options.headersTimeout !== undefined && options.headersTimeout > request)
+        command.error(
+          `error: option '--headers-timeout <duration>' (${options.headersTimeout} ms) cannot exceed option '--request-timeout <duration>' (${request} ms${options.requestTimeout === undefined ? ', its default' : ''}): the headers are part of the request`,
+          { exitCode: 2, code: 'callgate.conflictingOption' },
+        );
       context.setExitCode(
         await runServe({
           ...options,
@@ -286,6 +294,9 @@ export function registerServeCommand(
           log: (line) => process.stderr.write(`${line}\n`),
           logLevel: logLevelOf(options.debug, process.env),
         }),
-      ),
-    );
+      );
+    });
+  refuseTogether(serve, {
+    conflicts: [['--data', '--store', 'state is kept in a data folder or in a shared store']],
+  });
 }

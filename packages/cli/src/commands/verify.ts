@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseVerifierKey, verifyBundleText } from '@callgate/core/ledger';
+import { parseVerifierKey, parseWitnessKey, verifyBundleText } from '@callgate/core/ledger';
 import { count } from '../format.js';
 
 export interface VerifyOptions {
@@ -14,11 +14,44 @@ export interface VerifyOptions {
 }
 
 /**
+ * What is wrong with the keys and quorum given, before any bundle is read: a `--public-key` or
+ * `--witness` that is not a key, or a `--quorum` the witnesses given cannot meet. Undefined when
+ * they are usable.
+ */
+function badArguments(options: VerifyOptions): string | undefined {
+  if (options.publicKey) {
+    try {
+      parseVerifierKey(options.publicKey);
+    } catch (error) {
+      return `--public-key is not a verifier key (name+id+key): ${(error as Error).message}`;
+    }
+  }
+  const witnesses = options.witness ?? [];
+  for (const [index, text] of witnesses.entries()) {
+    try {
+      parseWitnessKey(text);
+    } catch (error) {
+      return `--witness ${JSON.stringify(text)}${witnesses.length > 1 ? ` (number ${index + 1})` : ''} is not a witness key (name+id+key, C2SP tlog-cosignature): ${(error as Error).message}`;
+    }
+  }
+  if (options.quorum !== undefined && options.quorum > witnesses.length)
+    return `--quorum ${options.quorum} cannot be met by ${witnesses.length} --witness key${witnesses.length === 1 ? '' : 's'}: give at least ${options.quorum} --witness keys, or a smaller --quorum`;
+  return undefined;
+}
+
+/**
  * `callgate verify FILE`: every check of a bundle, offline, read losslessly (a record line with a
  * duplicate key or not in its canonical form fails, naming its line). Exit code 0 when all hold,
- * 1 when any fails, 2 when the file cannot be read or is not JSON.
+ * 1 when any fails (a witness that did not cosign included), 2 when the file cannot be read or is
+ * not JSON, or when an argument is malformed (a `--public-key` or `--witness` that is not a key, a
+ * `--quorum` larger than the number of `--witness` keys).
  */
 export async function runVerify(file: string, options: VerifyOptions): Promise<number> {
+  const bad = badArguments(options);
+  if (bad !== undefined) {
+    options.out(`callgate verify: ${bad}`);
+    return 2;
+  }
   let input: Buffer;
   try {
     input = await readFile(file);
@@ -41,16 +74,6 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
       JSON.parse(input.toString('utf8'));
     } catch (error) {
       options.out(`callgate verify: cannot read ${file}: ${(error as Error).message}`);
-      return 2;
-    }
-  }
-  if (options.publicKey) {
-    try {
-      parseVerifierKey(options.publicKey);
-    } catch (error) {
-      options.out(
-        `callgate verify: --public-key is not a verifier key (name+id+key): ${(error as Error).message}`,
-      );
       return 2;
     }
   }

@@ -10,7 +10,10 @@ describe('@callgate/core/json public API', () => {
         "NORMALIZE_RULE_2",
         "isNormalizedMarker",
         "numberHeldExactly",
+        "numberNotHeldMessage",
         "recordable",
+        "yamlNumberProblem",
+        "yamlNumberToken",
       ]
     `);
   });

@@ -11,3 +11,5 @@ export {
   NORMALIZE_RULE_2,
   recordable,
 } from '../json/normalize.js';
+export { numberNotHeldMessage } from '../json/safe-json.js';
+export { yamlNumberProblem, yamlNumberToken } from '../json/yaml-number.js';

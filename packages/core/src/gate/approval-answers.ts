@@ -3,6 +3,7 @@ import {
   type ApprovalResponse,
   approvalResponseSchema,
   CallgateError,
+  isCallgateError,
 } from '@callgate/protocol';
 import { checkJsonValue, type JsonLimits } from '../json/safe-json.js';
 import { argumentsDigestOf } from '../ledger/arguments-key.js';
@@ -37,7 +38,10 @@ export function parseApprovalAnswer(response: ApprovalResponse, limits: JsonLimi
     try {
       checkJsonValue(answer.arguments, 'arguments', limits);
     } catch (error) {
-      throw new CallgateError('request-invalid', `approval response: ${(error as Error).message}`);
+      // The refusal names the value (`arguments.amount`): the path goes along, as other refusals'.
+      const path =
+        isCallgateError(error) && typeof error.details.path === 'string' ? error.details.path : 'arguments';
+      throw new CallgateError('request-invalid', `approval response: ${(error as Error).message}`, { path });
     }
   }
   return answer;

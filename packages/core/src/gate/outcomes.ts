@@ -152,11 +152,10 @@ export async function beginOutcome(
     const approval = call.approval_id ? await context.store.getApproval(call.approval_id) : undefined;
     if (approval?.status !== 'approved') {
       await refuse(
-        new CallgateError(
-          'conflict',
-          `call ${report.call_id} waits on approval ${call.approval_id} (${approval?.status ?? 'unknown'}): it may run only once approved`,
-          { call_id: report.call_id, ...(call.approval_id ? { approval_id: call.approval_id } : {}) },
-        ),
+        new CallgateError('conflict', approvalNotGiven(report.call_id, call.approval_id, approval?.status), {
+          call_id: report.call_id,
+          ...(call.approval_id ? { approval_id: call.approval_id } : {}),
+        }),
         undefined,
         true,
       );
@@ -300,4 +299,19 @@ export async function closeOpenCalls(context: GateContext, state: RunState): Pro
   }
   await Promise.all(written);
   return written.length;
+}
+
+/**
+ * Why a call whose approval is not `approved` cannot have run, in the approval's own terms: one
+ * still pending waits; one denied, expired or withdrawn ended without letting the call run.
+ */
+function approvalNotGiven(
+  callId: string,
+  approvalId: string | null | undefined,
+  status: string | undefined,
+): string {
+  const approval = `approval ${approvalId ?? '(none)'}`;
+  if (status === 'pending' || status === undefined)
+    return `call ${callId} waits on ${approval} (${status ?? 'unknown'}): it may run only once approved`;
+  return `call ${callId} cannot have run: its ${approval} was ${status}, so it may not run; record its outcome as denied`;
 }

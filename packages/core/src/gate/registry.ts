@@ -1,5 +1,7 @@
 import { CallgateError, type ToolSpec, toolSpecSchema } from '@callgate/protocol';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { isLosslessNumber } from 'lossless-json';
+import { numberNotHeldMessage } from '../json/safe-json.js';
 import { ajvLinearRegExp, linearRegexProblem, schemaPatterns } from '../regex/linear-regex.js';
 import { withLinearUniqueItems } from './unique-items.js';
 
@@ -68,6 +70,16 @@ export class ToolRegistry {
         { path: `inputSchema${path.slice(1)}` },
       );
     }
+    const kept = keptNumberIn(parsed.data.inputSchema, 'inputSchema', 0);
+    if (kept) {
+      throw new CallgateError(
+        'request-invalid',
+        `tool ${spec.name}: ${numberNotHeldMessage(kept.path, kept.digits)}`,
+        {
+          path: kept.path,
+        },
+      );
+    }
     let validate: ValidateFunction;
     try {
       validate = this.#ajv.compile(parsed.data.inputSchema);
@@ -122,4 +134,31 @@ export function validateArguments(tool: RegisteredTool, args: Record<string, unk
   throw new CallgateError('tool-args-invalid', `${tool.spec.name}: ${problems.join('; ')}`, {
     path: first ? `arguments${first.instancePath.replace(/\//g, '.')}` : 'arguments',
   });
+}
+
+/**
+ * The first number of a schema that a lossless JSON parse kept as digits because a double does not
+ * hold them (`"maximum": 1000.00000000000001`), with its path (`inputSchema.properties.x.maximum`).
+ */
+function keptNumberIn(
+  value: unknown,
+  path: string,
+  depth: number,
+): { path: string; digits: string } | undefined {
+  if (isLosslessNumber(value)) return { path, digits: value.value };
+  if (value === null || typeof value !== 'object' || depth > 128) return undefined;
+  const entries = Array.isArray(value)
+    ? value.map((item, index) => [`${path}[${index}]`, item] as const)
+    : Object.entries(value).map(
+        ([key, item]) =>
+          [
+            /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`,
+            item,
+          ] as const,
+      );
+  for (const [at, item] of entries) {
+    const found = keptNumberIn(item, at, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
 }

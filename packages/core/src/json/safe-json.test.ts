@@ -46,10 +46,27 @@ describe('readArguments', () => {
   });
 
   it('refuses numbers too large to represent (Infinity) and non-finite values', () => {
-    expect(refusal(() => readArguments('{"x": 1e400}')).message).toMatch(/too large/);
+    expect(refusal(() => readArguments('{"x": 1e400}')).message).toMatch(
+      /the number 1e400 is out of a double's range/,
+    );
     expect(refusal(() => readArguments({ x: Number.NaN })).message).toMatch(/NaN is not a JSON number/);
     expect(refusal(() => readArguments({ x: [Number.POSITIVE_INFINITY] })).details.path).toBe(
       'arguments.x[0]',
+    );
+  });
+
+  it('calls a decimal a decimal even when its double is whole, and an integer an integer', () => {
+    for (const digits of ['123456789012345678.5', '9007199254740992.5']) {
+      const message = refusal(() => readArguments(`{"x": ${digits}}`)).message;
+      expect(message).toBe(
+        `arguments.x: the number ${digits} has digits a double does not hold (it would be read as ${String(Number(digits))}); send it as a string`,
+      );
+    }
+    expect(refusal(() => readArguments('{"x": 12345678901234567890}')).message).toContain(
+      'the integer 12345678901234567890 is beyond ±(2^53−1): a double does not hold its digits',
+    );
+    expect(refusal(() => readArguments('{"x": 1e20}')).message).toContain(
+      'the integer 1e20 is beyond ±(2^53−1)',
     );
   });
 
@@ -152,7 +169,7 @@ describe('decimals a double does not hold', () => {
     expect((body.arguments.amount as { value: string }).value).toBe('1000.00000000000001');
     const error = refusal(() => checkJsonValue(body.arguments));
     expect(error.message).toBe(
-      'arguments.amount: the number 1000.00000000000001 has more precision or range than a double holds (it would be read as 1000); send it as a string',
+      'arguments.amount: the number 1000.00000000000001 has digits a double does not hold (it would be read as 1000); send it as a string',
     );
   });
 });

@@ -21,24 +21,24 @@ const refuse = (message: string, path: string): never => {
 
 function describeNumber(text: string, path: string): number {
   const value = Number(text);
-  if (!Number.isFinite(value)) refuse(`${path}: the number ${text} is too large to represent`, path);
-  if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-    refuse(
-      `${path}: the integer ${text} is beyond ±(2^53−1) and would lose precision; send it as a string`,
-      path,
-    );
-  }
-  if (exactnessInDoubt(text) && !numberHeldExactly(text)) refuse(notHeldMessage(path, text), path);
+  if (notHeld(text)) refuse(numberNotHeldMessage(path, text), path);
   return value;
 }
 
-/** Why the number `text` is refused where a tool would see it: a double cannot hold its digits. */
-function notHeldMessage(path: string, text: string): string {
+/**
+ * Why the number `text` is refused where a tool would see it: out of a double's range, an integer
+ * beyond ±(2^53−1) (only a token that is an integer as written, `12345678901234567890` or `1e20`:
+ * `123456789012345678.5` is a decimal whose digits a double does not hold, even though it reads
+ * as a whole double), or a decimal whose digits a double rounds.
+ */
+export function numberNotHeldMessage(path: string, text: string): string {
   const number = Number(text);
-  if (!Number.isFinite(number)) return `${path}: the number ${text} is too large to represent`;
-  if (Number.isInteger(number) && !Number.isSafeInteger(number))
-    return `${path}: the integer ${text} is beyond ±(2^53−1) and would lose precision; send it as a string`;
-  return `${path}: the number ${text} has more precision or range than a double holds (it would be read as ${String(number)}); send it as a string`;
+  if (!Number.isFinite(number))
+    return `${path}: the number ${text} is out of a double's range (it would be read as ${String(number)}); send it as a string`;
+  const integerAsWritten = /^-?[0-9]+$/.test(text) || numberHeldExactly(text);
+  if (integerAsWritten && Number.isInteger(number) && !Number.isSafeInteger(number))
+    return `${path}: the integer ${text} is beyond ±(2^53−1): a double does not hold its digits; send it as a string`;
+  return `${path}: the number ${text} has digits a double does not hold (it would be read as ${String(number)}); send it as a string`;
 }
 
 /**
@@ -246,7 +246,7 @@ export function checkJsonValue(
       // Kept by the lossless parser: digits as sent, beyond what a double holds.
       if (!allowUnsafeIntegers) {
         const at = where();
-        refuse(notHeldMessage(at, node.value), at);
+        refuse(numberNotHeldMessage(at, node.value), at);
       }
       bytes += node.value.length;
     } else if (typeof node === 'object') {

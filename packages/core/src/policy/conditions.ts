@@ -14,9 +14,14 @@
 // `matches` runs on RE2 (linear time): cel-js's own overload uses the backtracking RegExp, so each
 // compiled program's `matches` calls are pointed at a `linearMatches` overload of the running
 // environment. A literal pattern RE2 refuses is a load error at its position.
+//
+// A numeric literal is judged as written, by the gate's own number rule: a double literal whose
+// digits a double does not hold (`1e-400` reads as 0, `1000.00000000000001` as 1000) and an int
+// literal beyond CEL's 64-bit range are load errors quoting the literal, never silently rounded.
 
 import type { ToolAnnotations, Trust } from '@callgate/protocol';
 import { Environment } from '@marcbachmann/cel-js';
+import { numberHeldExactly } from '../json/exact-number.js';
 import { linearRegex, linearRegexProblem } from '../regex/linear-regex.js';
 import type { AnnotationHint, PolicyInput } from './types.js';
 
@@ -105,12 +110,14 @@ export function compileCondition(text: string): { condition: Condition } | { pro
   try {
     program = running.parse(text);
   } catch (error) {
-    return { problem: celProblem('CEL syntax error', error) };
+    return { problem: outOfRangeLiteral(text, error) ?? celProblem('CEL syntax error', error) };
   }
   const checked = checking.check(text);
   if (!checked.valid) return { problem: celProblem('CEL type error', checked.error) };
   const regexProblem = useLinearMatches((program as { ast?: unknown }).ast);
   if (regexProblem) return { problem: regexProblem };
+  const literal = inexactLiteral((program as { ast?: unknown }).ast, text);
+  if (literal) return { problem: literal };
   if (checked.type !== 'bool' && checked.type !== 'dyn') {
     return {
       problem: { message: `the condition gives ${checked.type ?? 'no value'}, not a bool`, offset: 0 },
@@ -235,6 +242,66 @@ function useLinearMatches(ast: unknown): ConditionProblem | undefined {
   if (!isAstNode(ast)) return { message: 'internal: the CEL program has no syntax tree to check', offset: 0 };
   visit(ast, 0);
   return problem;
+}
+
+const INT64_MAGNITUDE = 2n ** 63n;
+const NUMBER_LITERAL = /^(?:[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|0x[0-9a-fA-F]+)$/;
+
+/**
+ * The first numeric literal of a parsed program that CEL would not read as written: a double
+ * literal (`{op: 'value', args: number}`) whose text `numberHeldExactly` refuses, or an int
+ * literal beyond ±2^63 (CEL ints are 64-bit).
+ */
+function inexactLiteral(ast: unknown, text: string): ConditionProblem | undefined {
+  let problem: ConditionProblem | undefined;
+  const visit = (value: unknown, depth: number): void => {
+    if (problem !== undefined || depth > 256) return;
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item, depth + 1);
+      return;
+    }
+    if (!isAstNode(value)) return;
+    if (value.op === 'value' && (typeof value.args === 'number' || typeof value.args === 'bigint')) {
+      const start = value.start ?? 0;
+      const end = (value as { end?: number }).end ?? text.length;
+      const written = text.slice(start, end);
+      // A value the parser made itself (no literal text of its own) is not judged here.
+      if (!NUMBER_LITERAL.test(written)) return;
+      if (typeof value.args === 'number' && !numberHeldExactly(written)) {
+        problem = {
+          message: `CEL number error at character ${start + 1}: the number ${written} has digits a double does not hold (it would be read as ${String(value.args)}); write a number a double holds exactly`,
+          offset: start,
+        };
+      } else if (
+        typeof value.args === 'bigint' &&
+        (value.args > INT64_MAGNITUDE || value.args < -INT64_MAGNITUDE)
+      ) {
+        problem = {
+          message: `CEL number error at character ${start + 1}: the integer ${written} is beyond the 64-bit range of a CEL int`,
+          offset: start,
+        };
+      }
+      return;
+    }
+    visit(value.args, depth + 1);
+  };
+  visit(ast, 0);
+  return problem;
+}
+
+/**
+ * A numeric literal the CEL parser refused as out of a double's range (`1e400`), quoted as
+ * written; undefined for any other syntax error.
+ */
+function outOfRangeLiteral(text: string, error: unknown): ConditionProblem | undefined {
+  if (!/Invalid number/.test(errorSummary(error))) return undefined;
+  const offset = (error as { range?: { start?: number } } | undefined)?.range?.start ?? 0;
+  const written = /^[0-9][0-9.eE+-]*/.exec(text.slice(offset))?.[0];
+  if (written === undefined) return undefined;
+  return {
+    message: `CEL number error at character ${offset + 1}: the number ${written} is out of a double's range; write a number a double holds exactly`,
+    offset,
+  };
 }
 
 function celProblem(label: string, error: unknown): ConditionProblem {

@@ -20,12 +20,15 @@ const tooLong = (given: string) =>
  * may have a fraction (`500ms`, `1.5s`, `30 s`, `5m`, `1h`) as long as it comes to a whole number
  * of milliseconds. Refuses zero, negative numbers, unitless strings, other units (`5 min`, `2d`)
  * anything finer than a millisecond (`0.5ms`) and anything over {@link MAX_DURATION_MS}.
+ *
+ * @param written the number as its source wrote it (`99999999999999999999`, not the double it
+ *   reads as), quoted by the messages; default `String(value)`.
  */
-export function parseDuration(value: unknown): { ms: number } | { problem: string } {
+export function parseDuration(value: unknown, written = String(value)): { ms: number } | { problem: string } {
   if (typeof value === 'number') {
-    if (Number.isSafeInteger(value) && value > MAX_DURATION_MS) return { problem: tooLong(String(value)) };
+    if (Number.isFinite(value) && value > MAX_DURATION_MS) return { problem: tooLong(written) };
     if (Number.isSafeInteger(value) && value > 0) return { ms: value };
-    return { problem: `a duration in milliseconds must be a positive whole number (got ${value})` };
+    return { problem: `a duration in milliseconds must be a positive whole number (got ${written})` };
   }
   if (typeof value === 'string') {
     const parts = DURATION.exec(value.trim());

@@ -310,3 +310,54 @@ describe('profiles and trust', () => {
     expect(policy.isUntrusted('web_search')).toBe(false);
   });
 });
+
+describe('policy numbers are read as written', () => {
+  const withLimit = (value: string) =>
+    `version: 1\ndefault: deny\nlimits: { run: { max_calls: ${value} } }\nrules:\n  - id: reads\n    match: { tools: [read_file] }\n    effect: allow\n`;
+  const withWhen = (when: string) =>
+    `version: 1\ndefault: deny\nrules:\n  - id: small\n    match: { tools: [send_invoice] }\n    when: ${JSON.stringify(when)}\n    effect: allow\n`;
+  const refusal = (text: string) => {
+    try {
+      loadPolicy(text, { source: 'p.yaml' });
+    } catch (error) {
+      return error as { kind: string; message: string };
+    }
+    throw new Error('loaded');
+  };
+
+  it('refuses a number a double does not hold, naming the field and quoting the digits', () => {
+    const big = refusal(withLimit('12345678901234567890'));
+    expect(big.kind).toBe('policy-invalid');
+    expect(big.message).toContain('limits.run.max_calls');
+    expect(big.message).toContain('12345678901234567890 is beyond ±(2^53−1)');
+    expect(big.message).not.toContain('(got 12345678901234567000)');
+    expect(refusal(withLimit('1e400')).message).toContain(
+      'the number 1e400 has digits a double does not hold',
+    );
+    expect(refusal(withLimit('.inf')).message).toContain('.inf is not finite');
+  });
+
+  it('refuses a CEL number literal a double does not hold, naming the rule and quoting it', () => {
+    for (const literal of ['1e-400', '1000.00000000000001', '2.0000000000000001']) {
+      const problem = refusal(withWhen(`args.amount > ${literal}`));
+      expect(problem.kind).toBe('policy-invalid');
+      expect(problem.message).toContain('rule "small"');
+      expect(problem.message).toContain(`the number ${literal} has digits a double does not hold`);
+    }
+    // Out of a double's range: the CEL parser refuses it itself, and the message quotes it.
+    expect(refusal(withWhen('args.amount > 1e400')).message).toContain(
+      'rule "small": rules[0].when: CEL number error at character 15: the number 1e400 is out of a double\'s range',
+    );
+    expect(refusal(withWhen('args.amount > 12345678901234567890')).message).toContain(
+      'the integer 12345678901234567890 is beyond the 64-bit range of a CEL int',
+    );
+  });
+
+  it('keeps number literals a double holds', () => {
+    for (const literal of ['1000', '1000.5', '1e3', '0.1', '0x10', '1.50'])
+      expect(
+        () => loadPolicy(withWhen(`args.amount > ${literal}`), { source: 'p.yaml' }),
+        literal,
+      ).not.toThrow();
+  });
+});

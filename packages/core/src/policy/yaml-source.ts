@@ -1,8 +1,9 @@
 // Reads policy YAML: parses one document (YAML 1.2 core schema, duplicate keys refused, any
-// error or warning refused), and maps document paths back to line:column for messages.
+// error or warning refused, a number a double does not hold refused), and maps document paths back to line:column for messages.
 import { LineCounter, parseDocument } from 'yaml';
 import { type PolicySource, policyInvalid, type SourceLocator } from './problems.js';
 import { YamlLocator } from './yaml-locator.js';
+import { firstInexactNumber } from './yaml-numbers.js';
 
 /** A parsed policy text: its plain value and a locator over its source. */
 export interface ParsedYaml {
@@ -14,7 +15,9 @@ export interface ParsedYaml {
  * Parses `text` as one YAML document.
  *
  * @throws CallgateError `policy-invalid` for a syntax error, a duplicate key, several documents,
- *   an unknown tag or an unresolved alias, naming `name` and the line:column.
+ *   an unknown tag or an unresolved alias, naming `name` and the line:column; and for a number
+ *   a double (IEEE 754 binary64) does not hold exactly (`1000.00000000000001`, `1e400`,
+ *   `12345678901234567890`, `.inf`), naming its path and quoting its digits as written.
  */
 export function parsePolicyYaml(text: string, name: string): ParsedYaml {
   const lineCounter = new LineCounter();
@@ -25,6 +28,12 @@ export function parsePolicyYaml(text: string, name: string): ParsedYaml {
   if (problem) {
     throw policyInvalid(source, [], `YAML: ${problem.message}`, {
       position: locator.position(problem.pos[0]),
+    });
+  }
+  const inexact = firstInexactNumber(document);
+  if (inexact) {
+    throw policyInvalid(source, [...inexact.path], inexact.problem, {
+      position: locator.position(inexact.offset),
     });
   }
   let value: unknown;

@@ -1,4 +1,5 @@
 import { parseJsonLossless } from '@callgate/core';
+import { numberNotHeldMessage } from '@callgate/core/json';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import type { z } from 'zod';
 import { refuseLoneSurrogates } from './committed-values.js';
@@ -142,5 +143,29 @@ export function parseWith<Schema extends z.ZodType>(
   if (parsed.success) return parsed.data;
   const problem = problemOf(parsed.error);
   const path = formatPath(where, problem.path);
-  throw new CallgateError('request-invalid', `${path}: ${problem.message}`, { path });
+  const digits = keptDigits(valueAt(value, problem.path));
+  // A number the lossless body parse kept as digits (a double does not hold them): say so.
+  if (digits !== undefined)
+    throw new CallgateError('request-invalid', numberNotHeldMessage(path, digits), { path });
+  // A query value arrives as text: quote it as given (`?limit=abc`), not as what coercion made of it.
+  const given = where === 'query' ? valueAt(value, problem.path) : undefined;
+  const quoted = typeof given === 'string' ? ` (got ${JSON.stringify(given)})` : '';
+  throw new CallgateError('request-invalid', `${path}: ${problem.message}${quoted}`, { path });
+}
+
+/** The value at `path` under `root`, or undefined. */
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let node = root;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+}
+
+/** The digits of a number `parseJsonLossless` kept as sent (a lossless-json number), else undefined. */
+export function keptDigits(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const kept = value as { isLosslessNumber?: unknown; value?: unknown };
+  return kept.isLosslessNumber === true && typeof kept.value === 'string' ? kept.value : undefined;
 }
