@@ -10,6 +10,7 @@
 // order, and a first line that opens `"records":[` is this layout whatever spacing surrounds it.
 import { type AnyBundle, CallgateError } from '@callgate/protocol';
 import { fastCanonicalJson } from '../json/canonical.js';
+import { numberHeldExactly } from '../json/exact-number.js';
 import { isCertainlyCanonical } from './canonical-line.js';
 import { canonicalOfParsed } from './plain-canonical.js';
 
@@ -240,9 +241,12 @@ export function headerFields(first: string): Record<string, unknown> | undefined
 }
 
 /**
- * A bundle in another layout than callgate's one record a line (indented, say), read whole:
- * duplicate keys refused and the text held to the form its values are written in, whitespace
- * aside.
+ * A bundle in another layout than callgate's one record a line (indented, or written by another
+ * JSON writer such as Python's `json.dumps`), read whole and held to its values: duplicate keys
+ * refused, and every number held exactly by the double it is read as ({@link numbersHeldExactly}),
+ * so the verifier reads the values written and no other; whitespace, key order and string escapes
+ * (`\u2014` for `—`) are free, since they do not change a value. Records are hashed from the
+ * canonical form of their values, as in the line layout.
  * @throws CallgateError `ledger-invalid` naming what differs.
  */
 export function wholeBundle(text: string): unknown {
@@ -266,29 +270,53 @@ export function wholeBundle(text: string): unknown {
       'ledger-invalid',
       `line 1 of the bundle opens "records" as the one-record-a-line layout does, but with spacing callgate does not write (it ends ${JSON.stringify(first.slice(-14))}); the bundle is not read as written`,
     );
-  holdToWrittenForm(text, bundle, 'the bundle', true);
-  holdRecordsToCanonical(bundle);
+  numbersHeldExactly(text);
   return bundle;
 }
 
 /**
- * Refuses a bundle read whole (another layout) whose record is not written in its RFC 8785
- * canonical key order: the text (whitespace aside) is `JSON.stringify` of the parse, so the
- * record's keys are in the order written, and in the one-record-a-line layout only the canonical
- * order verifies.
- * @throws CallgateError `ledger-invalid` naming the record's index in `records`.
+ * Refuses JSON `text` holding a number token a double does not hold exactly
+ * (`4999.9999999999999999`, `1e-400`, `9007199254740993`; see `numberHeldExactly`): read as a
+ * double it would verify as another value than the one written.
+ * @throws CallgateError `ledger-invalid` naming the line, the column and the digits.
  */
-function holdRecordsToCanonical(bundle: unknown): void {
-  const records = (bundle as { records?: unknown } | null)?.records;
-  if (!Array.isArray(records)) return;
-  for (let index = 0; index < records.length; index++) {
-    const record: unknown = records[index];
-    if (typeof record !== 'object' || record === null) continue;
-    if (!isCanonicalLine(JSON.stringify(record), record))
-      throw new CallgateError(
-        'ledger-invalid',
-        `the bundle is not the text its records are written as: records[${index}] is not in its RFC 8785 canonical form (key order); the record is not read as written`,
-      );
+function numbersHeldExactly(text: string): void {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 34) {
+      // A string: skip to its closing quote.
+      for (index += 1; index < text.length; index++) {
+        const inner = text.charCodeAt(index);
+        if (inner === 92) index += 1;
+        else if (inner === 34) break;
+      }
+    } else if (code === 45 || (code >= 48 && code <= 57)) {
+      let end = index + 1;
+      while (end < text.length) {
+        const next = text.charCodeAt(end);
+        if (
+          (next >= 48 && next <= 57) ||
+          next === 46 ||
+          next === 101 ||
+          next === 69 ||
+          next === 43 ||
+          next === 45
+        )
+          end += 1;
+        else break;
+      }
+      const token = text.slice(index, end);
+      if (!numberHeldExactly(token)) {
+        const before = text.slice(0, index);
+        const line = 1 + (before.match(/\n/g)?.length ?? 0);
+        const column = index - before.lastIndexOf('\n');
+        throw new CallgateError(
+          'ledger-invalid',
+          `the bundle is not read as written: line ${line}, column ${column} holds the number ${token}, whose digits a double does not hold (it would verify as ${JSON.stringify(Number(token))})`,
+        );
+      }
+      index = end - 1;
+    }
   }
 }
 
