@@ -223,7 +223,8 @@ function unreadable(error: unknown): VerifyReport {
   const findings = new Findings();
   const message = (error as Error).message;
   // A line, or a whole bundle in another layout, not in the text its values are written as.
-  const canonical = /^line \d+ of the bundle|^the bundle is not the text|^the bundle is not read as written/.test(message);
+  const canonical =
+    /^line \d+ of the bundle|^the bundle is not the text|^the bundle is not read as written/.test(message);
   findings.fail(canonical ? 'canonical' : 'bundle-shape', message);
   return refused(findings);
 }
