@@ -12,7 +12,7 @@
 // ratio new ÷ baseline of records per CPU-second is printed. `--write DIR` keeps the bundle files,
 // `--read DIR` verifies such files instead of building the log again.
 // Usage: node bench/verify.mjs [--records 100000] [--rounds 5] [--write DIR] [--read DIR]
-//   [--baseline DIR] [--only v2-plain]
+//   [--baseline DIR [--baseline-text]] [--only v2-plain]
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -38,6 +38,7 @@ const writeDir = argument('--write', undefined);
 const readDir = argument('--read', undefined);
 const baselineDir = argument('--baseline', undefined);
 const only = argument('--only', undefined);
+const baselineText = process.argv.includes('--baseline-text');
 /** The baseline build's verifier, when one is given. */
 const baseline =
   baselineDir === undefined
@@ -175,11 +176,11 @@ for (let round = 0; round < rounds; round++) {
       const bundle = JSON.parse(item.text);
       measure(item, `object${suffix}`, () => build.verifyBundle(bundle, { publicKey: item.publicKey }));
     }
-    // "file" starts from the file's bytes, as `callgate verify FILE` does: this build verifies the
-    // bytes; a baseline, whose verifyBundleText reads text only, decodes them first (as main did).
+    // "file" starts from the file's bytes, as `callgate verify FILE` does. A baseline built before
+    // verifyBundleText read bytes (`--baseline-text`) gets them decoded first, as its CLI did.
     for (const [suffix, build] of builds)
       measure(item, `file${suffix}`, () =>
-        build.verifyBundleText(suffix === '' ? item.bytes : item.bytes.toString('utf8'), {
+        build.verifyBundleText(suffix !== '' && baselineText ? item.bytes.toString('utf8') : item.bytes, {
           publicKey: item.publicKey,
         }),
       );
