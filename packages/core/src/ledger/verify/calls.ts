@@ -4,28 +4,13 @@
 // read ({@link CallChecks}), keeping per call attempt only the fields they compare, not the
 // records, so a parsed record is garbage as soon as the verifier has read it.
 import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
-import { AttemptMap } from './attempts.js';
+import { type AttemptMap, type AttemptState, CallAttempts } from './attempts.js';
 import type { Findings } from './report.js';
-
-/** What the call checks keep of a `call-decision`, and what happened to its attempt since. */
-interface DecisionState {
-  call_id: string;
-  attempt: number;
-  effect: LedgerRecordOf<'call-decision'>['effect'];
-  tool: string;
-  arguments_digest: string | null;
-  error_kind: string | undefined;
-  requests: number;
-  responses: number;
-  /** The approved response's arguments_digest; undefined while none approved it. */
-  approved: string | null | undefined;
-  executions: number;
-}
 
 /** What the call checks keep of an `approval-request`. */
 interface ApprovalState {
   call_id: string;
-  decision: DecisionState;
+  decision: AttemptState;
   responses: number;
 }
 
@@ -36,10 +21,14 @@ const attemptOf = (record: { call_id: string; attempt: number }): string =>
   `call ${record.call_id} attempt ${record.attempt}`;
 
 class RunCalls {
-  readonly #decisions = new AttemptMap<DecisionState>();
   readonly #approvals = new Map<string, ApprovalState>();
 
-  constructor(readonly findings: Findings) {}
+  constructor(
+    readonly findings: Findings,
+    readonly attempts: CallAttempts,
+    /** This run's decided attempts (shared with the fidelity checks). */
+    readonly decisions: AttemptMap<AttemptState>,
+  ) {}
 
   /** Reports a failed check (no closure or message is made per record, only per failure). */
   #fail(check: 'approval' | 'execution', record: LedgerRecord, message: string): void {
@@ -47,29 +36,17 @@ class RunCalls {
   }
 
   decision(record: LedgerRecordOf<'call-decision'>): void {
-    if (this.#decisions.has(record.call_id, record.attempt))
+    if (this.decisions.has(record.call_id, record.attempt))
       this.findings.fail(
         'execution',
         `call ${record.call_id} attempt ${record.attempt} was decided twice`,
         record,
       );
-    const state: DecisionState = {
-      call_id: record.call_id,
-      attempt: record.attempt,
-      effect: record.effect,
-      tool: record.tool,
-      arguments_digest: record.arguments_digest,
-      error_kind: record.error_kind,
-      requests: 0,
-      responses: 0,
-      approved: undefined,
-      executions: 0,
-    };
-    this.#decisions.set(record.call_id, record.attempt, state);
+    this.attempts.decide(this.decisions, record);
   }
 
   request(record: LedgerRecordOf<'approval-request'>): void {
-    const decided = this.#decisions.latest(record.call_id);
+    const decided = this.decisions.latest(record.call_id);
     if (decided === undefined) {
       this.#fail('approval', record, `approval request for call ${record.call_id}, which was never decided`);
       return;
@@ -141,7 +118,7 @@ class RunCalls {
   }
 
   end(record: LedgerRecordOf<'call-end'>): void {
-    const decided = this.#decisions.get(record.call_id, record.attempt);
+    const decided = this.decisions.get(record.call_id, record.attempt);
     if (decided === undefined) {
       this.#fail(
         'execution',
@@ -191,12 +168,19 @@ class RunCalls {
 export class CallChecks {
   readonly #runs = new Map<string, RunCalls>();
 
-  constructor(readonly findings: Findings) {}
+  /**
+   * @param attempts where each decided attempt's state is made and kept; give the same to
+   *   `FidelityChecks` to share it (the call checks must see each record first).
+   */
+  constructor(
+    readonly findings: Findings,
+    readonly attempts: CallAttempts = new CallAttempts(),
+  ) {}
 
   record(record: LedgerRecord): void {
     let run = this.#runs.get(record.run_id);
     if (run === undefined) {
-      run = new RunCalls(this.findings);
+      run = new RunCalls(this.findings, this.attempts, this.attempts.run(record.run_id));
       this.#runs.set(record.run_id, run);
     }
     switch (record.type) {

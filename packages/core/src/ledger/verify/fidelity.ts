@@ -4,9 +4,9 @@
 // table allows for its decision: gate/outcome-table.ts), no
 // call that did not run claims its grant, and an `effective-arguments` record follows its call's
 // decision and names the arguments it decided (invariant 5).
-import type { LedgerRecord, LedgerRecordOf } from '@callgate/protocol';
+import type { LedgerRecord } from '@callgate/protocol';
 import { type CallStanding, outcomeContradiction } from '../../gate/outcome-table.js';
-import { AttemptMap } from './attempts.js';
+import { type AttemptMap, type AttemptState, CallAttempts } from './attempts.js';
 import type { Findings } from './report.js';
 
 /**
@@ -17,27 +17,11 @@ import type { Findings } from './report.js';
  */
 export const UNSIGNED_BUNDLE_FIELDS = ['exported_at', 'synchronous'] as const;
 
-/** What the fidelity checks keep of a `call-decision` (its label too), and its attempt's ends. */
-interface AttemptState {
-  seq: number;
-  run_id: string;
-  call_id: string;
-  attempt: number;
-  tool: string;
-  effect: LedgerRecordOf<'call-decision'>['effect'];
-  error_kind: LedgerRecordOf<'call-decision'>['error_kind'];
-  arguments_digest: string | null;
-  approved: boolean;
-  /** A person denied its approval. */
-  denied: boolean;
-  ends: number;
-}
-
 /** How the gate stood on an attempt, from its records so far (see outcome-table.ts). */
 function standingOf(state: AttemptState): CallStanding {
   if (state.effect === 'deny' || state.error_kind !== undefined) return 'refused';
-  if (state.effect === 'allow' || state.approved) return 'allowed';
-  return state.denied ? 'approval-denied' : 'approval-unanswered';
+  if (state.effect === 'allow' || state.reviewApproved) return 'allowed';
+  return state.reviewDenied ? 'approval-denied' : 'approval-unanswered';
 }
 
 const RAN = new Set(['ok', 'error', 'changed-after-decision']);
@@ -68,36 +52,37 @@ export class FidelityChecks {
   readonly #approvalAttempts = new Map<string, AttemptState>();
   /** Per run and call id, the `ask` attempts whose approval was not requested yet, in order. */
   readonly #unrequested = new Map<string, AttemptState[]>();
+  /** Where each decided attempt's state is kept; made here, or shared with `CallChecks`. */
+  readonly #attempts: CallAttempts;
+  /** Whether the states are made by `CallChecks`, which sees each record first. */
+  readonly #shared: boolean;
 
+  /**
+   * @param attempts the `CallChecks`' attempts, to share their states (give each record to the
+   *   call checks first); without, these checks keep their own.
+   */
   constructor(
     readonly strict: boolean,
     readonly findings: Findings,
-  ) {}
+    attempts?: CallAttempts,
+  ) {
+    this.#attempts = attempts ?? new CallAttempts();
+    this.#shared = attempts !== undefined;
+  }
 
   record(record: LedgerRecord): void {
     let run = this.#runs.get(record.run_id);
     if (run === undefined) {
-      run = { attempts: new AttemptMap(), ended: false };
+      run = { attempts: this.#attempts.run(record.run_id), ended: false };
       this.#runs.set(record.run_id, run);
     }
     const attempts = run.attempts;
     const findings = this.findings;
     switch (record.type) {
       case 'call-decision': {
-        const state: AttemptState = {
-          seq: record.seq,
-          run_id: record.run_id,
-          call_id: record.call_id,
-          attempt: record.attempt,
-          tool: record.tool,
-          effect: record.effect,
-          error_kind: record.error_kind,
-          arguments_digest: record.arguments_digest,
-          approved: false,
-          denied: false,
-          ends: 0,
-        };
-        attempts.set(record.call_id, record.attempt, state);
+        const state = this.#shared
+          ? this.#attempts.stateOf(attempts, record)
+          : this.#attempts.decide(attempts, record);
         if (record.effect === 'ask' && record.error_kind === undefined) {
           const key = `${record.run_id}\u0000${record.call_id}`;
           const waiting = this.#unrequested.get(key);
@@ -123,8 +108,8 @@ export class FidelityChecks {
       }
       case 'approval-response': {
         const state = this.#approvalAttempts.get(record.approval_id) ?? attempts.latest(record.call_id);
-        if (state && record.status === 'approved') state.approved = true;
-        if (state && record.status === 'denied') state.denied = true;
+        if (state && record.status === 'approved') state.reviewApproved = true;
+        if (state && record.status === 'denied') state.reviewDenied = true;
         break;
       }
       case 'call-end': {
@@ -185,18 +170,18 @@ export class FidelityChecks {
 
   /** Reports the attempts left without a `call-end` (failures with `strict`, else warnings). */
   finish(): void {
-    for (const { attempts, ended } of this.#runs.values()) {
+    for (const [runId, { attempts, ended }] of this.#runs) {
       for (const state of attempts.values()) {
         if (state.ends > 0) continue;
         const cleared =
           state.error_kind === undefined &&
-          (state.effect === 'allow' || (state.effect === 'ask' && state.approved));
+          (state.effect === 'allow' || (state.effect === 'ask' && state.reviewApproved));
         // An ended run has closed every call: a refused or unanswered one without its end too.
-        const message = `call ${state.call_id} attempt ${state.attempt} was ${state.effect === 'allow' ? 'allowed' : state.effect === 'ask' ? (state.approved ? 'approved' : 'asked') : 'refused'} but has no call-end${ended && !cleared ? ', though its run ended' : ''}`;
+        const message = `call ${state.call_id} attempt ${state.attempt} was ${state.effect === 'allow' ? 'allowed' : state.effect === 'ask' ? (state.reviewApproved ? 'approved' : 'asked') : 'refused'} but has no call-end${ended && !cleared ? ', though its run ended' : ''}`;
         if ((cleared || ended) && this.strict)
           this.findings.fail('call-end', message, {
             seq: state.seq,
-            run_id: state.run_id,
+            run_id: runId,
             type: 'call-decision',
           });
         else if (cleared || ended) this.findings.warn(`${message} (--strict makes this a failure)`);

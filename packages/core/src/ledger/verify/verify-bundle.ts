@@ -19,6 +19,7 @@ import { rootFromBatchProof } from '../batch-proof.js';
 import { type BundleText, parseBundleText } from '../bundle-text.js';
 import { isBundleShape, isBundleV2Shape, isBundleV3Shape } from '../record-validator.js';
 import type { Checkpoint } from '../signed-note.js';
+import { CallAttempts } from './attempts.js';
 import { checkBundleFields } from './bundle-fields.js';
 import { CallChecks } from './calls.js';
 import { checkCheckpoints, checkConsistency, checkKey, checkTruncation } from './checkpoints.js';
@@ -287,8 +288,10 @@ function verifyParsed(
 
   // The checks that read records run in the record pass, each collecting its findings apart,
   // reported below in their order.
-  const calls = new CallChecks(new Findings());
-  const fidelity = new FidelityChecks(options.strict === true, new Findings());
+  // One state per decided attempt, made by the call checks and shared with the fidelity checks.
+  const attempts = new CallAttempts();
+  const calls = new CallChecks(new Findings(), attempts);
+  const fidelity = new FidelityChecks(options.strict === true, new Findings(), attempts);
   const policies = new PolicyChecks(shared, new Findings());
   const held = new HeldCommitments(shared);
   const checked = checkRecords(source ?? new ParsedRecords(bundle.records), findings, (record) => {
