@@ -329,12 +329,16 @@ export function closingLineAt(body: string): number {
   let end = body.length;
   while (end > 0 && body.charCodeAt(end - 1) === 10) end -= 1;
   const closeAt = end === 0 ? 0 : body.lastIndexOf('\n', end - 1) + 1;
-  if (end === 0 || body.slice(closeAt, end) !== CLOSE)
-    throw new CallgateError(
-      'ledger-invalid',
-      `the bundle's last line is not ${CLOSE}: the file is cut short or malformed`,
-    );
+  if (end === 0 || body.slice(closeAt, end) !== CLOSE) throw unclosed();
   return closeAt;
+}
+
+/** The refusal of a bundle whose last line is not `]}`. */
+export function unclosed(): CallgateError {
+  return new CallgateError(
+    'ledger-invalid',
+    `the bundle's last line is not ${CLOSE}: the file is cut short or malformed`,
+  );
 }
 
 /** The refusal of record line `lineNumber` (1-based) that does not end with `,` though a record follows. */

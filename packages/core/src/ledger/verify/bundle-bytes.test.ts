@@ -48,6 +48,25 @@ describe("verifyBundleText of a file's bytes", () => {
     );
   });
 
+  it('reads the end of a file from its bytes as from its text: the closing line cut, moved or doubled', () => {
+    // The closing line `]}` is found in the bytes themselves when they are ASCII; changes near the
+    // end (where changes anywhere seldom fall) must be refused or read as the text's are.
+    const ending = fc.constantFrom('', '\n', '\n\n', ']}', ']', '}', ' ', ',', '\r', '\u00e9');
+    fc.assert(
+      fc.property(fc.nat(8), ending, fc.nat(3), (back, piece, cut) => {
+        const at = Math.max(0, bytes.length - back);
+        const changed = Buffer.concat([
+          bytes.subarray(0, at),
+          Buffer.from(piece, 'utf8'),
+          bytes.subarray(Math.min(bytes.length, at + cut)),
+        ]);
+        const decoded = changed.toString('utf8');
+        expect(verifyBundleText(changed)).toEqual(verifyBundleText(decoded));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('reads a file of one line, or of no line break at all, as its text', () => {
     for (const input of ['', '{}', '{"format":"callgate-bundle/3","records":[', text.replaceAll('\n', '')])
       expect(verifyBundleText(Buffer.from(input))).toEqual(verifyBundleText(input));

@@ -1,9 +1,10 @@
 // The records of a bundle file in the one-record-a-line layout (see bundle-text.ts), read one line
 // at a time by the verifier's record pass: no array of all parsed records, nor of all lines, is
 // made; each record is garbage once the pass has read it. A line is read exactly as
-// `parseBundleText` reads it (the same refusals, in the same order, naming the same line), and
-// hashed from the file's own bytes when they are ASCII (then they are the UTF-8 encoding of the
-// line's text, at the same offsets: no re-encoding per line), else from its text.
+// `parseBundleText` reads it (the same refusals, in the same order, naming the same line). When the
+// file's record lines are ASCII bytes, they are read from the bytes: the body is never decoded
+// whole (each line's text is made from its bytes as it is read, and is garbage after), and each
+// line is hashed from its bytes (its UTF-8 encoding, no re-encoding); else from the decoded text.
 import { isAscii } from 'node:buffer';
 import { sha256Into } from '../../crypto.js';
 import {
@@ -12,6 +13,7 @@ import {
   missingComma,
   parseRecordLine,
   partsOf,
+  unclosed,
   wholeBundle,
 } from '../bundle-text.js';
 import { hashCanonicalText, type RecordSource } from './record-source.js';
@@ -19,11 +21,13 @@ import { hashCanonicalText, type RecordSource } from './record-source.js';
 /** The record lines of a bundle file's text after its first line. */
 export class LineRecords implements RecordSource {
   readonly count: number;
-  /** Each record line's text bounds in `body`: [starts[i], ends[i]), its trailing `,` excluded. */
+  /** Each record line's bounds in the body: [starts[i], ends[i]), its trailing `,` excluded. */
   readonly #starts: Float64Array;
   readonly #ends: Float64Array;
   /** The index of a record line not ending with `,` though a record follows (then the last), or -1. */
   readonly #missingComma: number;
+  /** The body as text; undefined when it is read from its ASCII bytes (`#bytes`) alone. */
+  readonly #body: string | undefined;
   /**
    * The body's bytes when they are ASCII (then a line's text offsets are its byte offsets, and its
    * bytes are its UTF-8 encoding), else undefined (lines are hashed from their text).
@@ -36,15 +40,16 @@ export class LineRecords implements RecordSource {
   #lineIndex = -1;
 
   /**
-   * @param body the file's text after its first line.
-   * @param bytes the same, as the file's bytes, when the file was given as bytes.
+   * @param body the file's text after its first line, or (the faster input) its bytes when they
+   *   are ASCII: then no text of the whole body is made, each line's text is made from its bytes
+   *   as it is read (for ASCII, the same text as the UTF-8 decoding), and it is garbage as soon as
+   *   the pass has read it.
    * @throws CallgateError `ledger-invalid` when the last line is not `]}`.
    */
-  constructor(
-    readonly body: string,
-    bytes: Uint8Array | undefined,
-  ) {
-    const closeAt = closingLineAt(body);
+  constructor(body: string | Buffer) {
+    const text = typeof body === 'string' ? body : undefined;
+    const bytes = typeof body === 'string' ? undefined : body;
+    const closeAt = text !== undefined ? closingLineAt(text) : closingLineOfBytes(bytes as Buffer);
     // Record lines fill [0, closeAt - 1); none when `]}` is the only line.
     const recordsEnd = closeAt - 1;
     let starts = new Float64Array(1024);
@@ -52,7 +57,7 @@ export class LineRecords implements RecordSource {
     let count = 0;
     let missing = -1;
     for (let start = 0; recordsEnd >= 0; ) {
-      const stop = body.indexOf('\n', start);
+      const stop = text !== undefined ? text.indexOf('\n', start) : (bytes as Buffer).indexOf(10, start);
       const last = stop === recordsEnd;
       if (count === starts.length) {
         starts = grown(starts);
@@ -61,7 +66,8 @@ export class LineRecords implements RecordSource {
       starts[count] = start;
       ends[count] = last ? stop : stop - 1;
       count += 1;
-      if (!last && body.charCodeAt(stop - 1) !== 44) {
+      const before = text !== undefined ? text.charCodeAt(stop - 1) : (bytes as Buffer)[stop - 1];
+      if (!last && before !== 44) {
         missing = count - 1;
         break;
       }
@@ -72,13 +78,23 @@ export class LineRecords implements RecordSource {
     this.#starts = starts;
     this.#ends = ends;
     this.#missingComma = missing;
-    if (bytes !== undefined && bytes.length === body.length && isAscii(bytes))
-      this.#bytes = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#body = text;
+    this.#bytes = bytes;
+  }
+
+  /** The text of record line `index` (without its trailing `,`). */
+  #text(index: number): string {
+    const start = this.#starts[index] as number;
+    const end = this.#ends[index] as number;
+    // For ASCII bytes, latin1 decoding is UTF-8 decoding, without its checks.
+    return this.#body === undefined
+      ? (this.#bytes as Buffer).toString('latin1', start, end)
+      : this.#body.slice(start, end);
   }
 
   read(index: number): unknown {
     if (index === this.#missingComma) throw missingComma(index + 2);
-    const line = this.body.slice(this.#starts[index], this.#ends[index]);
+    const line = this.#text(index);
     if (index < this.#read) return JSON.parse(line);
     const record = parseRecordLine(line, index + 2);
     this.#read = index + 1;
@@ -96,8 +112,7 @@ export class LineRecords implements RecordSource {
   ): void {
     const bytes = this.#bytes;
     if (bytes === undefined) {
-      const line =
-        index === this.#lineIndex ? this.#line : this.body.slice(this.#starts[index], this.#ends[index]);
+      const line = index === this.#lineIndex ? this.#line : this.#text(index);
       hashCanonicalText(line, version2, leaves, chain, index * 32);
       return;
     }
@@ -120,6 +135,19 @@ export class LineRecords implements RecordSource {
   readRest(): void {
     for (let index = this.#read; index < this.count; index++) this.read(index);
   }
+}
+
+/**
+ * Where the closing line `]}` starts in `bytes` (ASCII), as `closingLineAt` finds it in their text.
+ * @throws CallgateError `ledger-invalid` when the last line is not `]}`.
+ */
+function closingLineOfBytes(bytes: Buffer): number {
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 10) end -= 1;
+  const closeAt = end === 0 ? 0 : bytes.lastIndexOf(10, end - 1) + 1;
+  if (end === 0 || end - closeAt !== 2 || bytes[closeAt] !== 93 || bytes[closeAt + 1] !== 125)
+    throw unclosed();
+  return closeAt;
 }
 
 /** A reused buffer of 0x00 ‖ a record line's bytes, grown as needed. */
@@ -149,12 +177,13 @@ export function readBundleFile(input: string | Uint8Array): BundleFile {
   const { first, rest, whole } = partsOf(input);
   const header = headerFields(first);
   if (header === undefined) return { bundle: wholeBundle(whole()), lines: undefined };
-  let bytes: Uint8Array | undefined;
+  let body: string | Buffer | undefined;
   if (typeof input !== 'string') {
     const firstBreak = input.indexOf(10);
-    bytes = input.subarray(firstBreak + 1);
+    const bytes = input.subarray(firstBreak + 1);
+    if (isAscii(bytes)) body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
-  const lines = new LineRecords(rest(), bytes);
+  const lines = new LineRecords(body ?? rest());
   // Holes, not records: the bundle's shape only asks for an array, and its length is the count.
   header.records = new Array(lines.count);
   return { bundle: header, lines };
