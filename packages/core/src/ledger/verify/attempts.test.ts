@@ -17,7 +17,7 @@ describe('AttemptMap', () => {
         operations.forEach(({ call, attempt, write }, n) => {
           if (write) {
             const value = { n };
-            map.set(call, attempt, value);
+            expect(map.set(call, attempt, value)).toBe(reference.get(call)?.get(attempt));
             if (!reference.has(call)) reference.set(call, new Map());
             reference.get(call)?.set(attempt, value);
             latest.set(call, value);

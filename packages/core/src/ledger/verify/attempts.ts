@@ -30,22 +30,25 @@ export class AttemptMap<T extends object> {
     return this.get(callId, attempt) !== undefined;
   }
 
-  set(callId: string, attempt: number, value: T): void {
+  /** Sets the value of (`callId`, `attempt`); returns the value it replaces, or undefined. */
+  set(callId: string, attempt: number, value: T): T | undefined {
     const held = this.#calls.get(callId);
     if (Array.isArray(held)) {
+      const replaced = held[attempt];
       held[attempt] = value;
       this.#latest.set(callId, value);
-      return;
+      return replaced;
     }
     if (attempt === 1) {
       this.#calls.set(callId, value);
-      return;
+      return held;
     }
     const attempts: T[] = [];
     if (held !== undefined) attempts[1] = held;
     attempts[attempt] = value;
     this.#calls.set(callId, attempts);
     this.#latest.set(callId, value);
+    return undefined;
   }
 
   /** Every value, call by call, attempts in order. */
@@ -94,6 +97,8 @@ export class CallAttempts {
   /** The decision given to {@link decide} last, and the state made for it. */
   #lastDecision: object | undefined;
   #lastState: AttemptState | undefined;
+  /** Whether the decision given to {@link decide} last replaced a state of the same attempt. */
+  replacedAnother = false;
 
   /** The attempts of run `runId` (an empty map made on first use). */
   run(runId: string): AttemptMap<AttemptState> {
@@ -123,7 +128,7 @@ export class CallAttempts {
       reviewDenied: false,
       ends: 0,
     };
-    attempts.set(record.call_id, record.attempt, state);
+    this.replacedAnother = attempts.set(record.call_id, record.attempt, state) !== undefined;
     this.#lastDecision = record;
     this.#lastState = state;
     return state;

@@ -36,13 +36,13 @@ class RunCalls {
   }
 
   decision(record: LedgerRecordOf<'call-decision'>): void {
-    if (this.decisions.has(record.call_id, record.attempt))
+    this.attempts.decide(this.decisions, record);
+    if (this.attempts.replacedAnother)
       this.findings.fail(
         'execution',
         `call ${record.call_id} attempt ${record.attempt} was decided twice`,
         record,
       );
-    this.attempts.decide(this.decisions, record);
   }
 
   request(record: LedgerRecordOf<'approval-request'>): void {
