@@ -19,7 +19,8 @@
 // @callgate/core (engine, store, ledger) that module itself resolves: a baseline built in a whole
 // tree of an earlier commit measures that commit's core as well.
 // The load average (1 min) is printed beside each rate: the machine may be shared.
-// (BENCH_CHILD_FLAGS="--cpu-prof" passes flags to the upstream and gateway processes).
+// (BENCH_CHILD_FLAGS="--cpu-prof" passes flags to the upstream and gateway processes;
+// BENCH_GATEWAY_FLAGS to the gateway under test only, not to the baseline).
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -162,6 +163,10 @@ rules:
 
 function child(args) {
   const flags = process.env.BENCH_CHILD_FLAGS ? process.env.BENCH_CHILD_FLAGS.split(' ') : [];
+  // Flags for the gateway under test alone (not the upstream, not the baseline): an A/B of a V8
+  // flag against `--baseline` set to the same build.
+  if (process.env.BENCH_GATEWAY_FLAGS && args[1] === 'gateway' && !args.includes('--module'))
+    flags.push(...process.env.BENCH_GATEWAY_FLAGS.split(' '));
   const process_ = spawn(process.execPath, [...flags, self, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   process_.stderr.on('data', (chunk) => process.stderr.write(`[${args[1]}] ${chunk}`));
   return new Promise((resolve, reject) => {
@@ -338,7 +343,9 @@ async function main() {
   const quick = process.argv.includes('--quick');
   const ratesText = argument('--rates') ?? argument('--rate') ?? '100,500,1000';
   const rates = ratesText === 'none' ? [] : ratesText.split(',').map(Number);
-  const baselineModule = argument('--baseline');
+  // Absolute: the child resolves @callgate/core beside it (createRequire needs an absolute path).
+  const baselineModule =
+    argument('--baseline') && (await import('node:path')).resolve(argument('--baseline'));
   const up = await child(['--role', 'upstream']);
   const store = ['--store', argument('--store') ?? 'memory'];
   const gw = await child(['--role', 'gateway', '--upstream', up.url, ...store]);

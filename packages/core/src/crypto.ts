@@ -151,9 +151,25 @@ export interface Ed25519KeyPair {
 const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 const SPKI_ED25519_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
+/**
+ * The KeyObject made from each seed array signed with, beside a copy of the seed it was made
+ * from: importing an Ed25519 key derives its public key (a scalar multiplication), several times
+ * the cost of the signature itself, and a log signs a checkpoint every second with the same key.
+ * A seed array changed since is imported again (the copy no longer matches).
+ */
+const privateKeyObjects = new WeakMap<Uint8Array, { seed: Buffer; key: KeyObject }>();
+
 function privateKeyObject(seed: Uint8Array): KeyObject {
   if (seed.length !== 32) throw new TypeError(`an Ed25519 private key is 32 bytes, got ${seed.length}`);
-  return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  const cached = privateKeyObjects.get(seed);
+  if (cached !== undefined && timingSafeEqual(cached.seed, seed)) return cached.key;
+  const key = createPrivateKey({
+    key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+  privateKeyObjects.set(seed, { seed: Buffer.from(seed), key });
+  return key;
 }
 
 function publicKeyObject(publicKey: Uint8Array): KeyObject {

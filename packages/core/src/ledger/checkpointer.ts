@@ -1,6 +1,10 @@
-// The ledger's Merkle frontier and checkpoint signing: leaf hashes wait in a list and are folded
-// into the frontier (RFC 9162) only when a checkpoint is signed (C2SP tlog-checkpoint), every N
-// records or T ms, off the hot path. Rolling back unacknowledged records is a list truncation.
+// The ledger's Merkle frontier and checkpoint signing: leaf hashes wait in a list until their
+// records are durable, then are folded into the frontier (RFC 9162) as each store write is
+// acknowledged (about one SHA-256 per record, spread over the writes), so that signing a
+// checkpoint (C2SP tlog-checkpoint, every N records or T ms) costs only the root and the
+// signature: no fold of N leaves at once on the event loop. Rolling back unacknowledged records
+// is a list truncation (only durable leaves are ever folded).
+import { CallgateError } from '@callgate/protocol';
 import type { CheckpointRow, Store } from '../store/store.js';
 import { saveFrontier } from './frontier-store.js';
 import type { CompactRange } from './merkle.js';
@@ -59,13 +63,25 @@ export class Checkpointer {
     this.#leaves.length = Math.max(0, size - this.#frontier.size);
   }
 
-  /** Called when records became durable: signs now, or arms the timer, as the cadence says. */
+  /**
+   * Called when records became durable: folds their leaves into the frontier, then signs now, or
+   * arms the timer, as the cadence says.
+   */
   committed(): void {
+    this.#foldDurable();
     const unsigned = this.#settings.durableSize() - (this.#latest?.size ?? 0);
     if (unsigned <= 0 || this.#stopped) return;
     // After a failed signing, wait a period before trying again.
     if (unsigned >= this.#settings.everyRecords && performance.now() >= this.#retryAt) this.#request();
     else this.#armTimer();
+  }
+
+  /** Folds the leaves of every durable record not yet in the frontier (oldest first). */
+  #foldDurable(): void {
+    const fold = Math.min(this.#settings.durableSize() - this.#frontier.size, this.#leaves.length);
+    if (fold <= 0) return;
+    for (let i = 0; i < fold; i++) this.#frontier.append(this.#leaves[i] as Uint8Array);
+    this.#leaves.splice(0, fold);
   }
 
   #armTimer(): void {
@@ -131,9 +147,12 @@ export class Checkpointer {
     const { store, signer, origin, clock } = this.#settings;
     const size = this.#settings.durableSize();
     if (size === 0 || (this.#latest !== undefined && this.#latest.size >= size)) return this.#latest;
-    const fold = size - this.#frontier.size;
-    for (let i = 0; i < fold; i++) this.#frontier.append(this.#leaves[i] as Uint8Array);
-    this.#leaves = this.#leaves.slice(fold);
+    this.#foldDurable();
+    if (this.#frontier.size !== size)
+      throw new CallgateError(
+        'internal',
+        `the Merkle frontier covers ${this.#frontier.size} records, not the ${size} durable ones`,
+      );
     const root = this.#frontier.root();
     const hashes = [...this.#frontier.hashes];
     const note = signCheckpoint({ origin, size, root }, signer);

@@ -1,8 +1,9 @@
-import type { StoredGrant } from '@callgate/protocol';
+import { createHash } from 'node:crypto';
+import type { LedgerRecord, StoredGrant } from '@callgate/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { copyCall, MemoryStore } from './memory-store.js';
-import type { CallRow } from './store.js';
+import type { CallRow, StoredRecord } from './store.js';
 
 const callRow: fc.Arbitrary<CallRow> = fc.record(
   {
@@ -170,5 +171,78 @@ describe('MemoryStore grants, indexed by tool and arguments digest', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('MemoryStore records, leaf hashes packed in one buffer', () => {
+  const stored = (seq: number, runId: string, runSeq: number, leaf: Uint8Array): StoredRecord => ({
+    record: {
+      v: 2,
+      seq,
+      run_id: runId,
+      run_seq: runSeq,
+      ts: 1_760_000_000_000 + seq,
+      prev: null,
+      type: 'run-start',
+      principal: 'alice',
+      framework: 'test',
+      labels: {},
+    } as LedgerRecord,
+    canonical: '{}',
+    leaf_hash: leaf,
+    digest: `sha256:${Buffer.from(leaf).toString('hex')}`,
+  });
+
+  it('reads back every leaf hash, record and run head appended, across growth of the buffer', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        // Batch sizes (a store starts with room for 64 hashes), the runs' interleaving, a range read.
+        fc.array(fc.integer({ min: 1, max: 70 }), { minLength: 1, maxLength: 5 }),
+        fc.nat(7),
+        fc.nat(300),
+        fc.nat(300),
+        async (sizes, stride, from, to) => {
+          const store = new MemoryStore();
+          const leaves: Uint8Array[] = [];
+          const runSeqs = new Map<string, number>();
+          const heads = new Map<string, { run_seq: number; digest: string }>();
+          for (const size of sizes) {
+            const batch = Array.from({ length: size }, () => {
+              const seq = leaves.length;
+              const run = ['a', 'b', 'c'][(seq * stride) % 3] as string;
+              const runSeq = runSeqs.get(run) ?? 0;
+              runSeqs.set(run, runSeq + 1);
+              const leaf = Uint8Array.from(createHash('sha256').update(`leaf ${seq}`).digest());
+              const row = stored(seq, run, runSeq, leaf);
+              leaves.push(Uint8Array.from(leaf));
+              heads.set(run, { run_seq: runSeq, digest: row.digest });
+              return row;
+            });
+            await store.appendRecords(batch);
+            // The caller's buffers may be reused afterwards: the store kept its own bytes.
+            for (const row of batch) row.leaf_hash.fill(0);
+          }
+          expect(await store.ledgerSize()).toBe(leaves.length);
+          const read = await store.readLeafHashes(from, to);
+          expect(read.map((leaf) => Buffer.from(leaf).toString('hex'))).toEqual(
+            leaves.slice(from, to).map((leaf) => Buffer.from(leaf).toString('hex')),
+          );
+          expect((await store.readRecords(from, to)).map((record) => record.seq)).toEqual(
+            leaves.slice(from, to).map((_, index) => from + index),
+          );
+          for (const run of ['a', 'b', 'c', 'none']) expect(await store.runHead(run)).toEqual(heads.get(run));
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('refuses a batch with a leaf hash that is not 32 bytes, keeping none of it', async () => {
+    const store = new MemoryStore();
+    await expect(
+      store.appendRecords([stored(0, 'a', 0, new Uint8Array(32)), stored(1, 'a', 1, new Uint8Array(31))]),
+    ).rejects.toMatchObject({ kind: 'ledger-invalid' });
+    expect(await store.ledgerSize()).toBe(0);
+    expect(await store.runHead('a')).toBeUndefined();
   });
 });

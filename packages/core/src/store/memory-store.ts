@@ -26,8 +26,8 @@ const clone = <T>(value: T): T => structuredClone(value);
  */
 export const copyCall = (call: CallRow): CallRow => ({ ...call, rules: [...call.rules] });
 
-/** What the store keeps of a record: all its reads need (records, leaf hashes, a run's head). */
-type KeptRecord = Omit<StoredRecord, 'canonical'>;
+/** Bytes of an RFC 9162 leaf hash (SHA-256). */
+const LEAF_BYTES = 32;
 
 /** The key of the grants for one tool and arguments digest (what `findGrants` looks up). */
 const grantKey = (tool: string, digest: string): string => `${tool}\u0000${digest}`;
@@ -51,8 +51,19 @@ export class MemoryStore implements Store {
   /** Bindings (see `bindingKey`) of the grants consumed. */
   readonly #consumedBindings = new Set<string>();
   readonly #idempotency = new Map<string, string>();
-  readonly #records: KeptRecord[] = [];
-  readonly #runRecords = new Map<string, KeptRecord[]>();
+  /**
+   * What the store keeps of a record is what its reads need: the record (not its canonical text,
+   * most of a record's memory, which no read needs), its leaf hash packed into {@link #leaves}
+   * (32 bytes a record, not a Buffer and ArrayBuffer of its own: ~200 bytes and one more object
+   * for the collector to track per record), and the digest of each run's last record (no wrapper
+   * object per record).
+   */
+  readonly #records: LedgerRecord[] = [];
+  readonly #runRecords = new Map<string, LedgerRecord[]>();
+  /** The digest of each run's last record (its head, with that record's `run_seq`). */
+  readonly #headDigests = new Map<string, string>();
+  /** The leaf hashes of `#records`, 32 bytes each in seq order; grown by doubling. */
+  #leaves = Buffer.alloc(LEAF_BYTES * 64);
   readonly #checkpoints: CheckpointRow[] = [];
   readonly #openings = new Map<string, Opening>();
   readonly #meta = new Map<string, string>();
@@ -189,31 +200,51 @@ export class MemoryStore implements Store {
           `append out of order: seq ${stored.record.seq}, expected ${this.#records.length + index}`,
         );
       }
+      if (stored.leaf_hash.length !== LEAF_BYTES)
+        throw new CallgateError(
+          'ledger-invalid',
+          `the leaf hash of seq ${stored.record.seq} is ${stored.leaf_hash.length} bytes, not ${LEAF_BYTES}`,
+        );
     });
+    const needed = (this.#records.length + records.length) * LEAF_BYTES;
+    if (needed > this.#leaves.length) {
+      const grown = Buffer.alloc(Math.max(needed, this.#leaves.length * 2));
+      this.#leaves.copy(grown, 0, 0, this.#records.length * LEAF_BYTES);
+      this.#leaves = grown;
+    }
     for (const stored of records) {
-      // Not the canonical text: no read needs it, and it is most of a record's memory.
-      const kept: KeptRecord = { record: stored.record, leaf_hash: stored.leaf_hash, digest: stored.digest };
-      this.#records.push(kept);
-      const list = this.#runRecords.get(stored.record.run_id);
-      if (list) list.push(kept);
-      else this.#runRecords.set(stored.record.run_id, [kept]);
+      const { record } = stored;
+      this.#leaves.set(stored.leaf_hash, this.#records.length * LEAF_BYTES);
+      this.#records.push(record);
+      const list = this.#runRecords.get(record.run_id);
+      if (list) list.push(record);
+      else this.#runRecords.set(record.run_id, [record]);
+      this.#headDigests.set(record.run_id, stored.digest);
     }
   }
   async ledgerSize(): Promise<number> {
     return this.#records.length;
   }
   async readRecords(from: number, to: number): Promise<LedgerRecord[]> {
-    return this.#records.slice(from, to).map((r) => clone(r.record));
+    return this.#records.slice(from, to).map(clone);
   }
   async readRunRecords(runId: string): Promise<LedgerRecord[]> {
-    return (this.#runRecords.get(runId) ?? []).map((r) => clone(r.record));
+    return (this.#runRecords.get(runId) ?? []).map(clone);
   }
   async readLeafHashes(from: number, to: number): Promise<Uint8Array[]> {
-    return this.#records.slice(from, to).map((r) => r.leaf_hash);
+    const start = Math.max(0, from);
+    const end = Math.min(to, this.#records.length);
+    const hashes: Uint8Array[] = [];
+    // Views of the packed hashes (bytes written once, never changed; a grown buffer leaves them
+    // on the old one), as the store handed out its own buffers before.
+    for (let seq = start; seq < end; seq++)
+      hashes.push(this.#leaves.subarray(seq * LEAF_BYTES, (seq + 1) * LEAF_BYTES));
+    return hashes;
   }
   async runHead(runId: string): Promise<RunHead | undefined> {
     const last = this.#runRecords.get(runId)?.at(-1);
-    return last && { run_seq: last.record.run_seq, digest: last.digest };
+    const digest = this.#headDigests.get(runId);
+    return last && digest !== undefined ? { run_seq: last.run_seq, digest } : undefined;
   }
 
   async updateCheckpointNote(size: number, note: string): Promise<boolean> {
