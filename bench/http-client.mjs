@@ -12,7 +12,7 @@
 // Run: `node bench/http-client.mjs [--rounds 8] [--calls 4000] [--in-flight 16] [--json-answer]`
 // (`--json-answer`: the upstream answers application/json instead of an event stream).
 import { spawn } from 'node:child_process';
-import { Agent as HttpAgent, request as httpRequest, createServer } from 'node:http';
+import { createServer, Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { loadavg } from 'node:os';
 import { fileURLToPath, urlToHttpOptions } from 'node:url';
 import { Pool } from 'undici';
