@@ -1,15 +1,20 @@
 // The client side of MCP Streamable HTTP (MCP 2025-11-25 transports) the gateway reaches
-// upstreams with: node:http(s) with kept-alive connections, a request in one write, server-sent
-// events parsed as they arrive (eventsource-parser). It does what the SDK's client transport does for an
+// upstreams with: POSTs (every JSON-RPC message, tools/call among them) through an undici Pool
+// (its `request()` costs the gateway a fraction of node:http's client), the GET and DELETE of the
+// session through node:http(s), both over kept-alive connections; server-sent events parsed as
+// they arrive (eventsource-parser). It does what the SDK's client transport does for an
 // upstream that needs no OAuth: session id, protocol version header, the standalone GET stream,
 // resumption after a dropped stream (Last-Event-ID, the server's `retry`), DELETE on close.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { urlToHttpOptions } from 'node:url';
 import { truncateText } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
+import { Pool } from 'undici';
 import { writeJson } from './exact-json.js';
 import { invalidJsonAnswer, parseUpstreamJson } from './json-rpc.js';
 import { isPlainJsonRpcMessage } from './message-shape.js';
@@ -18,6 +23,12 @@ import { PendingCalls } from './pending-calls.js';
 const DEFAULT_RETRY_MS = 1_000;
 const MAX_RESUMES = 5;
 const MAX_GET_BACKOFF_MS = 30_000;
+
+/**
+ * An upstream's answer as both clients give it: status, headers (lower-case names) and the body
+ * as a stream of Buffers (undici's body ignores `setEncoding`, so readers decode for themselves).
+ */
+type Answer = Readable & { statusCode?: number; headers: IncomingHttpHeaders };
 
 interface SseEvent {
   id?: string;
@@ -31,7 +42,7 @@ interface SseEvent {
  * data line is not dispatched (as the standard says); an unfinished event at the end is dropped.
  */
 function readEvents(
-  incoming: IncomingMessage,
+  incoming: Answer,
   onEvent: (event: SseEvent) => void,
   onRetry: (ms: number) => void,
 ): Promise<void> {
@@ -45,15 +56,15 @@ function readEvents(
         }),
       onRetry,
     });
-    incoming.setEncoding('utf8');
-    incoming.on('data', (chunk: string) => parser.feed(chunk));
+    const decoder = new StringDecoder('utf8');
+    incoming.on('data', (chunk: Buffer) => parser.feed(decoder.write(chunk)));
     incoming.once('end', () => resolve());
     incoming.once('error', reject);
     incoming.once('aborted', () => reject(new Error('the stream was aborted')));
   });
 }
 
-function readText(incoming: IncomingMessage): Promise<string> {
+function readText(incoming: Answer): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -102,6 +113,12 @@ export class HttpClientTransport implements Transport {
   readonly #target: RequestTarget;
   readonly #headers: Record<string, string>;
   readonly #agent: HttpAgent;
+  /** POSTs go through this pool (one per upstream origin, kept-alive connections). */
+  readonly #pool: Pool;
+  /** The request target of a POST: the URL's path and query. */
+  readonly #path: string;
+  /** `Authorization` for credentials in the URL (`user:password@`), as node:http sends them. */
+  readonly #authorization?: string;
   readonly #requests = new Set<ReturnType<typeof httpRequest>>();
   #protocolVersion?: string;
   #retryMs = DEFAULT_RETRY_MS;
@@ -120,6 +137,13 @@ export class HttpClientTransport implements Transport {
     this.#headers = headers;
     this.#agent =
       url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    // No header or body timeout, as with node:http: a call's time limit is the gateway's
+    // (PendingCalls cancels it upstream); an event stream may stay quiet for long.
+    this.#pool = new Pool(url.origin, { headersTimeout: 0, bodyTimeout: 0 });
+    this.#path = `${url.pathname}${url.search}`;
+    if (this.#target.auth) {
+      this.#authorization = `Basic ${Buffer.from(this.#target.auth).toString('base64')}`;
+    }
   }
 
   async start(): Promise<void> {}
@@ -128,12 +152,38 @@ export class HttpClientTransport implements Transport {
     this.#protocolVersion = version;
   }
 
-  #open(
-    method: string,
-    headers: Record<string, string>,
-    body?: string,
-    retried = false,
-  ): Promise<IncomingMessage> {
+  /** The headers of a request: the configured ones, `headers`, then the session's. */
+  #requestHeaders(headers: Record<string, string>): Record<string, string> {
+    return {
+      ...this.#headers,
+      ...headers,
+      ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
+      ...(this.#protocolVersion ? { 'mcp-protocol-version': this.#protocolVersion } : {}),
+    };
+  }
+
+  /**
+   * POSTs `body` (a JSON text) through the pool. Not sent again when it fails: undici closes a
+   * kept-alive connection before the server's `Keep-Alive: timeout` ends it, and a POST that may
+   * have reached the upstream (a tool call) must not run twice.
+   */
+  async #post(body: string): Promise<Answer> {
+    if (this.#closed) throw new Error('the transport is closed');
+    const answer = await this.#pool.request({
+      path: this.#path,
+      method: 'POST',
+      headers: {
+        ...(this.#authorization !== undefined ? { authorization: this.#authorization } : {}),
+        ...this.#requestHeaders({ accept: 'application/json, text/event-stream' }),
+        'content-type': 'application/json',
+      },
+      body,
+    });
+    return Object.assign(answer.body, { statusCode: answer.statusCode, headers: answer.headers });
+  }
+
+  /** Sends a GET or DELETE (no body) through node:http(s). */
+  #open(method: string, headers: Record<string, string>, retried = false): Promise<Answer> {
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       if (this.#closed) {
@@ -144,15 +194,7 @@ export class HttpClientTransport implements Transport {
         ...this.#target,
         method,
         agent: this.#agent,
-        headers: {
-          ...this.#headers,
-          ...headers,
-          ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
-          ...(this.#protocolVersion ? { 'mcp-protocol-version': this.#protocolVersion } : {}),
-          ...(body !== undefined
-            ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }
-            : {}),
-        },
+        headers: this.#requestHeaders(headers),
       });
       this.#requests.add(request);
       request.once('close', () => this.#requests.delete(request));
@@ -161,12 +203,12 @@ export class HttpClientTransport implements Transport {
         // A kept-alive connection the server closed while idle fails before any answer: the
         // request never reached the server, so it is sent again, once, on a fresh connection.
         if (request.reusedSocket && error.code === 'ECONNRESET' && !retried) {
-          this.#open(method, headers, body, true).then(resolve, reject);
+          this.#open(method, headers, true).then(resolve, reject);
         } else {
           reject(error);
         }
       });
-      request.end(body);
+      request.end();
     });
   }
 
@@ -226,7 +268,7 @@ export class HttpClientTransport implements Transport {
    * Reads an event stream until it ends; when it ends before `waiting` (the ids of the requests
    * it answers) are all answered, resumes it with GET and Last-Event-ID.
    */
-  async #follow(incoming: IncomingMessage, waiting: Set<string | number>): Promise<void> {
+  async #follow(incoming: Answer, waiting: Set<string | number>): Promise<void> {
     let lastEventId: string | undefined;
     let current = incoming;
     for (let resumes = 0; ; resumes++) {
@@ -278,11 +320,7 @@ export class HttpClientTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    const incoming = await this.#open(
-      'POST',
-      { accept: 'application/json, text/event-stream' },
-      writeJson(message),
-    );
+    const incoming = await this.#post(writeJson(message));
     const session = incoming.headers['mcp-session-id'];
     if (typeof session === 'string' && session) this.sessionId = session;
     const status = incoming.statusCode ?? 0;
@@ -378,6 +416,7 @@ export class HttpClientTransport implements Transport {
     for (const request of this.#requests) request.destroy();
     this.#requests.clear();
     this.#agent.destroy();
+    await this.#pool.destroy();
     this.onclose?.();
   }
 }
