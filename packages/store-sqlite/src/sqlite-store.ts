@@ -65,12 +65,16 @@ export class SqliteStore extends SqliteLog implements Store {
    *   file cannot be opened.
    */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
-    const { database, synchronous, walCheckpointIntervalMs, busyTimeoutMs } = openDatabase(path, options);
+    const { database, synchronous, walCheckpointIntervalMs, busyTimeoutMs, walSizeLimitBytes } = openDatabase(
+      path,
+      options,
+    );
     return new SqliteStore(database, path, {
       ...options,
       synchronous,
       walCheckpointIntervalMs,
       busyTimeoutMs,
+      walSizeLimitBytes,
     });
   }
 

@@ -2,7 +2,7 @@
 // appends, checkpoints and reads, interleaved in one turn of the event loop or across turns: every
 // acknowledged record is in the ledger, readers (the store's and another connection) see all of
 // them, and a checkpoint after the last write leaves every record in the database file itself.
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StoredRecord } from '@callgate/core';
@@ -134,4 +134,43 @@ describe('background WAL checkpoints', () => {
     expect(warnings).toContain('the WAL checkpoint worker failed; checkpoints now run on the calling thread');
     await checkpointer.close();
   });
+});
+
+describe('the WAL under writes that never pause', () => {
+  it('stays near its size limit: a checkpoint past the limit rewinds the log, and nothing acknowledged is lost', async () => {
+    const limit = 256 * 1024;
+    const path = join(newFolder(), 'callgate.db');
+    const store = SqliteStore.open(path, { walCheckpointIntervalMs: 5, walSizeLimitBytes: limit });
+    const chain = new RecordChain();
+    const acknowledged: string[] = [];
+    let largest = 0;
+    const started = Date.now();
+    try {
+      // Commits back to back for two seconds (four appends in flight per turn of the event loop),
+      // so the worker's passive passes never find a moment without new frames.
+      while (Date.now() - started < 2_000) {
+        const batches = [0, 1, 2, 3].map(() => chain.many(['run-a', 'run-b'], 8));
+        await Promise.all(
+          batches.map((batch) =>
+            store
+              .appendRecords(batch)
+              .then(() => acknowledged.push(...batch.map((stored) => stored.canonical))),
+          ),
+        );
+        largest = Math.max(largest, statSync(`${path}-wal`).size);
+        // A turn of the event loop, as a server's next request comes with one: the checkpoint
+        // timer and the worker's answers run here.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(await store.ledgerSize()).toBe(acknowledged.length);
+      expect(canonicalRecords(path)).toEqual(acknowledged);
+    } finally {
+      await store.close();
+    }
+    // Far more was written than the limit, yet the file stayed within a few limits of it (the
+    // frames committed between two checkpoints, plus the RESTART's wait).
+    expect(acknowledged.length * 300).toBeGreaterThan(20 * limit);
+    expect(largest).toBeLessThan(8 * limit);
+    expect(canonicalRecords(path)).toEqual(acknowledged);
+  }, 30_000);
 });
