@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { resolve } from 'node:path';
 import { parseVerifierKey, Witness, witnessSignerFromPrivateKey } from '@callgate/core/ledger';
 import type { Command } from 'commander';
-import { folderPath, portNumber } from '../options.js';
+import { folderPath, portNumber, verifierKeys } from '../options.js';
 import { FileWitnessState, loadOrCreateWitnessKey } from '../witness/files.js';
 
 /** Default key name of a witness (the first part of its vkey). */
@@ -104,7 +104,7 @@ export function registerWitnessCommands(
     .requiredOption(
       '--log <key>',
       'verifier key of a log to witness (repeatable)',
-      (value: string, previous: string[] = []) => [...previous, value],
+      verifierKeys,
     )
     .option('--name <name>', `the witness's key name (default ${DEFAULT_WITNESS_NAME})`)
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
