@@ -3,7 +3,6 @@ import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import {
   DEFAULT_MCP_PROFILE,
-  DEFAULT_REQUEST_TIMEOUT_MS,
   readPolicyFile,
   readServerConfig,
   type ServerConfig,
@@ -12,7 +11,8 @@ import {
 } from '@callgate/server';
 import { type Command, Option } from 'commander';
 import { type LogLevel, logLevelOf } from '../log.js';
-import { duration, folderPath, portNumber, refuseTogether } from '../options.js';
+import { folderPath, portNumber, refuseTogether } from '../options.js';
+import { addRequestTimeoutOptions } from '../request-timeouts.js';
 import { startWitnessLoop } from '../witness/loop.js';
 import { openServeEngine } from './serve-store.js';
 import { readServerAddress, writeServerAddress } from './server-address.js';
@@ -266,27 +266,11 @@ export function registerServeCommand(
         '--synchronous <mode>',
         'SQLite durability: NORMAL, or FULL (every commit on disk before it is answered); default synchronous: in the config, else NORMAL',
       ).choices(['NORMAL', 'FULL']),
-    )
-    .option(
-      '--request-timeout <duration>',
-      'longest wait for a whole request, headers and body (30s, 500ms); then 408 and the connection closed (default 30s)',
-      duration,
-    )
-    .option(
-      '--headers-timeout <duration>',
-      'longest wait for a request’s headers; then 408 and the connection closed (default 10s, or --request-timeout when that is shorter; a longer one given is refused)',
-      duration,
-    )
+    );
+  addRequestTimeoutOptions(serve)
     .option('--debug', 'log debug lines too (same as CALLGATE_LOG_LEVEL=debug)')
     .addHelpText('after', context.exitCodes)
-    .action(async (options, command: Command) => {
-      const request = options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
-      // Node holds the headers' clock within the request's: a longer one would silently not apply.
-      if (options.headersTimeout !== undefined && options.headersTimeout > request)
-        command.error(
-          `error: option '--headers-timeout <duration>' (${options.headersTimeout} ms) cannot exceed option '--request-timeout <duration>' (${request} ms${options.requestTimeout === undefined ? ', its default' : ''}): the headers are part of the request`,
-          { exitCode: 2, code: 'callgate.conflictingOption' },
-        );
+    .action(async (options) => {
       context.setExitCode(
         await runServe({
           ...options,
