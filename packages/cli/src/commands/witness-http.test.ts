@@ -76,3 +76,36 @@ describe('callgate witness serve: request time limits', () => {
     expect(help.lines.join('\n')).toMatch(/--headers-timeout <duration>[\s\S]*default 10s/);
   });
 });
+
+describe('callgate witness serve: a body over its limit', () => {
+  it('answers 413 to a client that writes its whole body before reading, declared or chunked', async () => {
+    const witness = await startWitness({ data: folder(), log: [logKey] });
+    const { port } = new URL(witness.url);
+    const body = Buffer.alloc(3 * 1024 * 1024, 0x61);
+    const exchange = (head: string, payload: Buffer) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1');
+        const received: Buffer[] = [];
+        socket.pause();
+        socket.on('error', reject);
+        socket.on('data', (chunk) => received.push(chunk));
+        socket.on('close', () => resolve(Buffer.concat(received).toString('utf8')));
+        socket.write(head);
+        socket.write(payload, () => socket.resume());
+      });
+    try {
+      const declared = await exchange(
+        `POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n`,
+        body,
+      );
+      expect(declared.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+      const chunked = await exchange(
+        'POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n',
+        Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]),
+      );
+      expect(chunked.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+    } finally {
+      await witness.close();
+    }
+  });
+});

@@ -7,6 +7,7 @@ import {
   answerClientErrors,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  drainBeforeClose,
   requestTimeoutOptions,
 } from '@callgate/server';
 import type { Command } from 'commander';
@@ -39,15 +40,33 @@ export interface RunningWitness {
   close(): Promise<void>;
 }
 
-async function readBody(request: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * The body of `request` as UTF-8 text, or undefined when it is over {@link MAX_BODY_BYTES} (then
+ * read no further: the 413 goes out at once, and `drainBeforeClose` reads the rest off the wire
+ * before the connection closes).
+ */
+function readBody(request: IncomingMessage): Promise<string | undefined> {
+  const declared = Number.parseInt(request.headers['content-length'] ?? '', 10);
+  if (declared > MAX_BODY_BYTES) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) {
+        chunks.push(chunk);
+        return;
+      }
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.pause();
+      resolve(undefined);
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks).toString('utf8'));
+    request.on('data', onData);
+    request.once('end', onEnd);
+    request.once('error', reject);
+  });
 }
 
 /**
@@ -90,6 +109,8 @@ export async function startWitness(options: WitnessServeOptions): Promise<Runnin
       });
   });
   answerClientErrors(server, timeouts);
+  // A 413 sent before the body was read reaches a client still writing it.
+  drainBeforeClose(server);
   await new Promise<void>((ready, fail) => {
     server.once('error', fail);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => ready());
