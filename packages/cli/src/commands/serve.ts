@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { KEY_ROTATIONS_META_KEY, keyToPin } from '@callgate/core/ledger';
 import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import {
@@ -123,13 +124,20 @@ export async function runServe(options: ServeOptions): Promise<number> {
     process.removeListener('SIGTERM', stopStarting);
   }
   if (interrupted) await interrupted;
+  // The key to pin: after `callgate log-key rotate`, the first key, which every bundle's rotations
+  // lead from (as `log-key show` and `export` name it), not the key the log signs with now.
+  const rotations = await embedded.store.getMeta(KEY_ROTATIONS_META_KEY);
+  const pin = keyToPin(
+    embedded.verifierKey,
+    rotations === undefined ? [] : (JSON.parse(rotations) as string[]),
+  );
   const telemetry = startTelemetry(process.env);
   let running: Awaited<ReturnType<typeof startServer>>;
   try {
     running = await startServer({
       options: {
         engine: embedded.engine,
-        publicKey: embedded.verifierKey,
+        publicKey: pin,
         logger,
         gateway,
         defaultProfile,
@@ -176,7 +184,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
   print(`  ${store === undefined ? 'data ' : 'store'}      ${embedded.where}`);
   print(`  policy     ${policySource} (${policy.digest})`);
   print(`  tools      ${embedded.engine.registry.specs().length} known`);
-  print(`  log key    ${embedded.verifierKey}`);
+  print(`  log key    ${pin}${pin === embedded.verifierKey ? '' : '   (the key to pin; rotated since)'}`);
+  if (pin !== embedded.verifierKey) print(`  signs with ${embedded.verifierKey}`);
   if (config.webhook) print(`  webhook    ${config.webhook.url}`);
   print(
     `  metrics    ${running.url}/metrics   (health ${running.url}/v1/health, readiness ${running.url}/v1/ready)`,
