@@ -68,7 +68,7 @@ describe('one verifier, one input rule', () => {
   it('refuses a byte-order mark, invalid UTF-8, an empty or cut-short bundle the same on both paths', async () => {
     for (const [bytes, reason] of [
       [Buffer.concat([BOM, valid]), /^begins with a UTF-8 byte-order mark/],
-      [Buffer.alloc(0), /^empty/],
+      [Buffer.alloc(0), /^is empty: no bundle was given$/],
       [valid.subarray(0, valid.length - 10), /^is not JSON: /],
       [
         Buffer.concat([valid.subarray(0, 40), Buffer.from([0xff]), valid.subarray(40)]),

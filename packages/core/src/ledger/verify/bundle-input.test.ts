@@ -31,7 +31,7 @@ describe('the verifier’s input rule', () => {
   });
 
   it('refuses no bytes, a byte-order mark first and bytes that are not UTF-8; then text that is not JSON', () => {
-    expect(bundleBytesRefusal(new Uint8Array())).toMatch(/^empty/);
+    expect(bundleBytesRefusal(new Uint8Array())).toMatch(/^is empty: no bundle was given$/);
     expect(bundleBytesRefusal(Buffer.from('\uFEFF{}'))).toMatch(/^begins with a UTF-8 byte-order mark/);
     expect(bundleBytesRefusal(Buffer.from([0x7b, 0xc0, 0x80, 0x7d]))).toMatch(
       /^is not UTF-8: byte 1 \(0xC0\)/,

@@ -60,7 +60,7 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
  * byte-order mark (EF BB BF) first, or bytes that are not UTF-8 (the offset of the first given).
  */
 export function bundleBytesRefusal(bytes: Uint8Array): string | undefined {
-  if (bytes.length === 0) return 'empty: no bundle was given';
+  if (bytes.length === 0) return 'is empty: no bundle was given';
   if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf)
     return 'begins with a UTF-8 byte-order mark (bytes EF BB BF), which is not part of a bundle (callgate writes none; RFC 8259 §8.1): save the bundle without it';
   const invalid = firstInvalidUtf8(bytes);
