@@ -81,7 +81,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     const created = serve({ fetch: app.fetch, hostname: host, port: requestedPort, serverOptions }) as Server;
     answerClientErrors(created, timeouts);
     // An answer sent before the body was read (413, 401, 404) reaches a client still writing it.
-    drainBeforeClose(created);
+    drainBeforeClose(created, { timeoutMs: timeouts.requestTimeoutMs });
     created.once('listening', () => resolve(created));
     created.once('error', reject);
   });

@@ -110,7 +110,7 @@ export async function startWitness(options: WitnessServeOptions): Promise<Runnin
   });
   answerClientErrors(server, timeouts);
   // A 413 sent before the body was read reaches a client still writing it.
-  drainBeforeClose(server);
+  drainBeforeClose(server, { timeoutMs: timeouts.requestTimeoutMs });
   await new Promise<void>((ready, fail) => {
     server.once('error', fail);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => ready());

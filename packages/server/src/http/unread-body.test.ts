@@ -65,4 +65,42 @@ describe('a body answered before it was read', () => {
       await server.close();
     }
   });
+
+  it('closes, after the answer, a connection whose body stops short, within the request timeout', async () => {
+    const { app, keys } = await testApp();
+    const server = await startServer({
+      app,
+      port: 0,
+      signals: [],
+      headersTimeoutMs: 300,
+      requestTimeoutMs: 300,
+    });
+    try {
+      for (const connection of ['close', 'keep-alive']) {
+        const answer = await new Promise<string>((resolve) => {
+          const socket = connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
+          const received: Buffer[] = [];
+          let trickle: ReturnType<typeof setInterval> | undefined;
+          // Once answered, the client keeps sending a byte now and then: the server, not the
+          // client, ends the connection (a write then fails), and the test's own timeout is the
+          // bound when it does not.
+          socket.on('end', () => {
+            trickle = setInterval(() => socket.write('x'), 50);
+          });
+          socket.on('error', () => {});
+          socket.on('data', (chunk) => received.push(chunk));
+          socket.on('close', () => {
+            clearInterval(trickle);
+            resolve(Buffer.concat(received).toString('utf8'));
+          });
+          socket.write(
+            `POST /v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${keys.agent}\r\nConnection: ${connection}\r\nContent-Length: 10000000\r\n\r\nabc`,
+          );
+        });
+        expect(answer.split('\r\n')[0], connection).toBe('HTTP/1.1 413 Payload Too Large');
+      }
+    } finally {
+      await server.close();
+    }
+  });
 });

@@ -12,19 +12,27 @@ import type { Socket } from 'node:net';
 export const UNREAD_BODY_DRAIN_LIMIT = 64 * 1024 * 1024;
 
 /**
- * Reads and discards what is left of `incoming`'s body, until it ends, fails, closes, or more than
- * `limit` bytes have passed; resolves then (never rejects). Time is bounded by the server's
- * request timeout, which closes the connection of a body that stops short.
+ * Reads and discards what is left of `incoming`'s body, until it ends, fails, closes, more than
+ * `limit` bytes have passed or `timeoutMs` ms have; resolves then (never rejects).
  *
  * @param limit bytes, at most.
+ * @param timeoutMs ms, at most; default no limit of its own.
  * @returns whether the body was read to its end.
  */
-export function discardBody(incoming: IncomingMessage, limit: number): Promise<boolean> {
+export function discardBody(incoming: IncomingMessage, limit: number, timeoutMs?: number): Promise<boolean> {
   if (incoming.complete || incoming.readableEnded) return Promise.resolve(true);
   if (incoming.destroyed) return Promise.resolve(false);
   return new Promise((resolve) => {
     let seen = 0;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            incoming.pause();
+            done(false);
+          }, timeoutMs);
     const done = (ended: boolean) => {
+      clearTimeout(timer);
       incoming.off('data', onData);
       incoming.off('end', onEnd);
       incoming.off('error', onFailed);
@@ -53,14 +61,16 @@ export function discardBody(incoming: IncomingMessage, limit: number): Promise<b
  * answer (the client sent `Connection: close`, or `@hono/node-server` gives up on a keep-alive
  * body) while the request's body is still arriving, the connection is half-closed instead (the
  * answer and a FIN go out), the rest of the body is read and discarded (at most `limit` bytes;
- * the request timeout bounds the time), and only then is the socket destroyed. A client that
+ * and for at most `timeoutMs`), and only then is the socket destroyed. A client that
  * writes its whole body before reading so gets the answer — a 413 sent before any byte of the body
  * was read included — and a client that waits for the answer before sending gets it at once.
  *
  * @param server a `node:http` server (`callgate serve`'s, `callgate witness serve`'s).
- * @param limit bytes; default {@link UNREAD_BODY_DRAIN_LIMIT}.
+ * @param options `timeoutMs`: longest wait for the rest of a body, ms (the server's request
+ *   timeout); `limit`: most bytes read, default {@link UNREAD_BODY_DRAIN_LIMIT}.
  */
-export function drainBeforeClose(server: Server, limit = UNREAD_BODY_DRAIN_LIMIT): void {
+export function drainBeforeClose(server: Server, options: { timeoutMs: number; limit?: number }): void {
+  const limit = options.limit ?? UNREAD_BODY_DRAIN_LIMIT;
   const current = new WeakMap<Socket, IncomingMessage>();
   server.on('request', (request: IncomingMessage) => current.set(request.socket, request));
   server.on('connection', (socket: Socket) => {
@@ -70,7 +80,7 @@ export function drainBeforeClose(server: Server, limit = UNREAD_BODY_DRAIN_LIMIT
       if (request === undefined || request.complete || request.destroyed) return destroySoon();
       socket.end();
       // discardBody never rejects; the socket is destroyed once the body is read (or cut).
-      void discardBody(request, limit).then(() => socket.destroy());
+      void discardBody(request, limit, options.timeoutMs).then(() => socket.destroy());
     };
   });
 }
