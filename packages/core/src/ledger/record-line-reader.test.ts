@@ -34,7 +34,7 @@ const keyed = `hmac-sha256:${'0f'.repeat(32)}`;
 const base = { seq: 7, run_id: 'run-1', run_seq: 3, ts: 1_796_301_596_090, prev: digest };
 /** One record of every type, beside the fixture's. */
 const bodies: Record<string, unknown>[] = [
-  { type: 'run-start', principal: 'p', framework: 'f', labels: { a: 'b', 'é': 'x' }, parent_run_id: 'r0' },
+  { type: 'run-start', principal: 'p', framework: 'f', labels: { a: 'b', é: 'x' }, parent_run_id: 'r0' },
   { type: 'policy-snapshot', policy_digest: digest },
   {
     type: 'model-message',
@@ -138,14 +138,39 @@ const validRecords = records.filter((record) => reference(fastCanonicalJson(reco
 
 const oddString = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 6 }),
-  fc.constantFrom('', '"', '\\', '\b\f\n\r\t', '\u0000\u001f\u007f', '\ud800', 'x\udc00', '\ud83d\ude00', 'é', digest),
+  fc.constantFrom(
+    '',
+    '"',
+    '\\',
+    '\b\f\n\r\t',
+    '\u0000\u001f\u007f',
+    '\ud800',
+    'x\udc00',
+    '\ud83d\ude00',
+    'é',
+    digest,
+  ),
 );
 const oddNumber = fc.oneof(
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
-  fc.constantFrom(-0, 0, -1, 1e21, 1e-7, 2 ** 53, 2 ** 53 + 2, 999_999_999_999_999, 1_000_000_000_000_000, 0.5, 1, 2),
+  fc.constantFrom(
+    -0,
+    0,
+    -1,
+    1e21,
+    1e-7,
+    2 ** 53,
+    2 ** 53 + 2,
+    999_999_999_999_999,
+    1_000_000_000_000_000,
+    0.5,
+    1,
+    2,
+  ),
 );
-const deep = (depth: number): unknown => (depth === 0 ? 1 : depth % 2 ? [deep(depth - 1)] : { a: deep(depth - 1) });
+const deep = (depth: number): unknown =>
+  depth === 0 ? 1 : depth % 2 ? [deep(depth - 1)] : { a: deep(depth - 1) };
 const value = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
@@ -167,12 +192,17 @@ const TYPES = [...new Set(bodies.map((body) => body.type as string))];
 /** Changes to a record, as an object: a field set to anything, a field dropped, another type or version. */
 const change = fc.oneof(
   fc.constant((record: Record<string, unknown>) => record),
-  fc.tuple(fieldName, value).map(([name, to]) => (record: Record<string, unknown>) => ({ ...record, [name]: to })),
+  fc.tuple(fieldName, value).map(([name, to]) => (record: Record<string, unknown>) => ({
+    ...record,
+    [name]: to,
+  })),
   fieldName.map((name) => (record: Record<string, unknown>) => {
     const { [name]: _dropped, ...rest } = record;
     return rest;
   }),
-  fc.constantFrom(...TYPES, 'Run-start', 'gap ').map((type) => (record: Record<string, unknown>) => ({ ...record, type })),
+  fc
+    .constantFrom(...TYPES, 'Run-start', 'gap ')
+    .map((type) => (record: Record<string, unknown>) => ({ ...record, type })),
   fc.constantFrom(1, 2, 3, '2', 2.5).map((v) => (record: Record<string, unknown>) => ({ ...record, v })),
 );
 
@@ -182,7 +212,9 @@ const edits: Array<(line: string, at: number) => string> = [
   (line, at) => {
     const open = line.indexOf('{"', at % Math.max(1, line.length));
     const end = open < 0 ? -1 : line.indexOf('":', open);
-    return end < 0 ? line : `${line.slice(0, end + 2)}0,${line.slice(open + 1, end + 2)}${line.slice(end + 2)}`;
+    return end < 0
+      ? line
+      : `${line.slice(0, end + 2)}0,${line.slice(open + 1, end + 2)}${line.slice(end + 2)}`;
   },
   (line, at) => `${line.slice(0, at % (line.length + 1))} ${line.slice(at % (line.length + 1))}`,
   (line) => line.replace(/:(\d+)([,}\]])/, ':$1.0$2'),
@@ -208,7 +240,8 @@ describe('readRecordLine', () => {
       const fields = read(line, '{"records":[\n', ',\n]}');
       if (/[^\x20-\x7e]/.test(line)) continue; // non-ASCII: left to the reference path
       expect(fields, line).toBeDefined();
-      for (const name of HANDED_OVER_FIELDS) expect(fields?.[name], `${name} of ${line}`).toEqual(record[name]);
+      for (const name of HANDED_OVER_FIELDS)
+        expect(fields?.[name], `${name} of ${line}`).toEqual(record[name]);
     }
     expect(new Set(validRecords.map((record) => record.type))).toEqual(new Set(TYPES));
   });

@@ -9,35 +9,29 @@
 // unknown key or type) it answers "not sure", and the reference path (JSON.parse, the canonical
 // check, the shape check) decides the line: it can only be faster, never more lenient.
 import type { LedgerRecord } from '@callgate/protocol';
-import { HEX_RUN, keyAt, keyIdOf, numberEnd, outNumber, stringEnd, valueEnd } from './record-line-scan.js';
 import {
-  ANY,
-  ARRAY,
-  BOOLEAN,
-  DIGEST,
+  enumIndex,
+  fits,
+  K_ARRAY,
+  K_FALSE,
+  K_NULL,
+  K_NUMBER,
+  K_OBJECT,
+  K_STRING,
+  K_TRUE,
+  scalarFits,
+} from './record-line-fit.js';
+import { HEX_RUN, keyAt, numberEnd, outNumber, stringEnd, valueEnd } from './record-line-scan.js';
+import {
   ENUM,
   KEYS,
   keyId,
   NULLABLE,
-  NUMBER,
-  NUMBER_LITERAL,
-  OBJECT,
   OPTIONAL,
-  RECORD,
   type ShapeNode,
-  STRING,
   TYPES_V1,
   TYPES_V2,
 } from './record-line-shape.js';
-
-// Value kinds of a field.
-const K_STRING = 1;
-const K_NUMBER = 2;
-const K_TRUE = 3;
-const K_FALSE = 4;
-const K_NULL = 5;
-const K_OBJECT = 6;
-const K_ARRAY = 7;
 
 // The top-level fields of the line being read, by key id; `stamp` says which are this line's.
 const fieldCount = KEYS.length;
@@ -49,146 +43,6 @@ const numberOf = new Float64Array(fieldCount);
 const escapedOf = new Uint8Array(fieldCount);
 const hexRunOf = new Int32Array(fieldCount);
 let generation = 0;
-
-/** Index of the enum value `b[start, stop)` is, or -1. */
-function enumIndex(b: Uint8Array, start: number, stop: number, values: readonly Uint8Array[]): number {
-  const length = stop - start;
-  for (let v = 0; v < values.length; v++) {
-    const value = values[v] as Uint8Array;
-    if (value.length !== length) continue;
-    let i = 0;
-    while (i < length && b[start + i] === value[i]) i += 1;
-    if (i === length) return v;
-  }
-  return -1;
-}
-
-function numberFits(node: ShapeNode, value: number): boolean {
-  if (node.integer && !Number.isSafeInteger(value)) return false;
-  if (node.minimumInclusive ? value < node.minimum : value <= node.minimum) return false;
-  return node.maximumInclusive ? value <= node.maximum : value < node.maximum;
-}
-
-/**
- * Whether the scalar of kind `kind` at `b[start, stop)` (a string with its quotes) fits `node`;
- * `escaped`: the string has an escape; `hexRun`: how many lowercase hex digits end it.
- */
-function scalarFits(
-  b: Uint8Array,
-  node: ShapeNode,
-  kind: number,
-  start: number,
-  stop: number,
-  value: number,
-  escaped: number,
-  hexRun: number,
-): boolean {
-  switch (node.kind) {
-    case STRING:
-      return kind === K_STRING;
-    case DIGEST: {
-      const prefix = node.prefix;
-      if (kind !== K_STRING || escaped === 1 || hexRun < 64 || stop - start - 2 !== prefix.length + 64)
-        return false;
-      for (let i = 0; i < prefix.length; i++) if (b[start + 1 + i] !== prefix[i]) return false;
-      return true;
-    }
-    case NUMBER:
-      return kind === K_NUMBER && numberFits(node, value);
-    case BOOLEAN:
-      return kind === K_TRUE || kind === K_FALSE;
-    case NUMBER_LITERAL:
-      return kind === K_NUMBER && value === node.value;
-    case ENUM:
-      return kind === K_STRING && escaped === 0 && enumIndex(b, start + 1, stop - 1, node.values) >= 0;
-    case NULLABLE:
-      return (
-        kind === K_NULL || scalarFits(b, node.inner as ShapeNode, kind, start, stop, value, escaped, hexRun)
-      );
-    case OPTIONAL:
-      return scalarFits(b, node.inner as ShapeNode, kind, start, stop, value, escaped, hexRun);
-    case ANY:
-      return true;
-    default:
-      return false;
-  }
-}
-
-/** The end of the value at `at` (its canonical form already checked) when it fits `node`, else -1. */
-function fits(b: Uint8Array, end: number, node: ShapeNode, at: number): number {
-  const c = b[at];
-  const kind = node.kind;
-  if (kind === NULLABLE) return c === 110 ? at + 4 : fits(b, end, node.inner as ShapeNode, at);
-  if (kind === OPTIONAL) return fits(b, end, node.inner as ShapeNode, at);
-  if (kind === ANY) return valueEnd(b, at, end, 0);
-  if (kind === ARRAY) {
-    if (c !== 91) return -1;
-    let i = at + 1;
-    if (b[i] === 93) return i + 1;
-    for (;;) {
-      i = fits(b, end, node.inner as ShapeNode, i);
-      if (i < 0) return -1;
-      if (b[i] === 93) return i + 1;
-      i += 1;
-    }
-  }
-  if (kind === RECORD || kind === OBJECT) return objectFits(b, end, node, at);
-  let valueKind = K_NUMBER;
-  let stop: number;
-  if (c === 34) {
-    valueKind = K_STRING;
-    stop = stringEnd(b, at, end);
-  } else if (c === 116) {
-    valueKind = K_TRUE;
-    stop = at + 4;
-  } else if (c === 102) {
-    valueKind = K_FALSE;
-    stop = at + 5;
-  } else if (c === 110) {
-    valueKind = K_NULL;
-    stop = at + 4;
-  } else if (c === 123 || c === 91) return -1;
-  else stop = numberEnd(b, at, end);
-  if (stop < 0) return -1;
-  const ok = scalarFits(
-    b,
-    node,
-    valueKind,
-    at,
-    stop,
-    outNumber[0] as number,
-    HEX_RUN[0] as number,
-    HEX_RUN[1] as number,
-  );
-  return ok ? stop : -1;
-}
-
-/** `fits` for an object or a string record at `at`. */
-function objectFits(b: Uint8Array, end: number, node: ShapeNode, at: number): number {
-  if (b[at] !== 123) return -1;
-  let i = at + 1;
-  if (b[i] === 125) return node.kind === RECORD || node.requiredCount === 0 ? i + 1 : -1;
-  let required = 0;
-  for (;;) {
-    const keyStop = stringEnd(b, i, end);
-    if (keyStop < 0) return -1;
-    if (node.kind === RECORD) i = fits(b, end, node.inner as ShapeNode, keyStop + 1);
-    else {
-      const id = keyIdOf(b, i + 1, keyStop - 1);
-      const field = id < 0 ? undefined : node.fields.find((candidate) => candidate.id === id);
-      if (field === undefined) {
-        if (node.strict) return -1;
-        i = valueEnd(b, keyStop + 1, end, 0);
-      } else {
-        if (field.required) required += 1;
-        i = fits(b, end, field.node, keyStop + 1);
-      }
-    }
-    if (i < 0) return -1;
-    if (b[i] === 125) return node.kind === OBJECT && required !== node.requiredCount ? -1 : i + 1;
-    i += 1;
-  }
-}
 
 const ID_V = keyId('v');
 const ID_TYPE = keyId('type');
@@ -273,34 +127,34 @@ const typeBytes = typeNames.map((name) => Uint8Array.from(name, (char) => char.c
 const lastText: string[] = KEYS.map(() => '');
 
 /** The text of string field `key`: undefined when absent, null for null. */
-function textOf(b: Buffer, key: number, reuse: boolean): string | null | undefined {
+function textOf(bytes: Buffer, key: number, reuse: boolean): string | null | undefined {
   if (stamp[key] !== generation) return undefined;
   if (kindOf[key] === K_NULL) return null;
   const start = (startOf[key] as number) + 1;
   const stop = (endOf[key] as number) - 1;
-  if (escapedOf[key] === 1) return JSON.parse(b.toString('latin1', start - 1, stop + 1)) as string;
-  if (!reuse) return b.toString('latin1', start, stop);
+  if (escapedOf[key] === 1) return JSON.parse(bytes.toString('latin1', start - 1, stop + 1)) as string;
+  if (!reuse) return bytes.toString('latin1', start, stop);
   const last = lastText[key] as string;
   if (last.length === stop - start) {
     let i = 0;
-    while (i < last.length && last.charCodeAt(i) === b[start + i]) i += 1;
+    while (i < last.length && last.charCodeAt(i) === bytes[start + i]) i += 1;
     if (i === last.length) return last;
   }
-  const text = b.toString('latin1', start, stop);
+  const text = bytes.toString('latin1', start, stop);
   lastText[key] = text;
   return text;
 }
 
 /** The enum value of field `key` as one shared string: undefined when absent, null for null. */
-function enumOf(b: Buffer, key: number): string | null | undefined {
+function enumOf(bytes: Buffer, key: number): string | null | undefined {
   if (stamp[key] !== generation) return undefined;
   if (kindOf[key] === K_NULL) return null;
   const known = enumsByKey.get(key);
   const index =
     known === undefined
       ? -1
-      : enumIndex(b, (startOf[key] as number) + 1, (endOf[key] as number) - 1, known.values);
-  return index < 0 ? textOf(b, key, false) : known?.names[index];
+      : enumIndex(bytes, (startOf[key] as number) + 1, (endOf[key] as number) - 1, known.values);
+  return index < 0 ? textOf(bytes, key, false) : known?.names[index];
 }
 
 const numberOf_ = (key: number): number | undefined =>
@@ -309,27 +163,27 @@ const booleanOf = (key: number): boolean | undefined =>
   stamp[key] === generation ? kindOf[key] === K_TRUE : undefined;
 
 /** One top-level field: scans its value at `at`, notes it under `key`; the index after it, or -1. */
-function noteField(b: Uint8Array, end: number, key: number, at: number): number {
-  const c = b[at];
+function noteField(bytes: Uint8Array, end: number, key: number, at: number): number {
+  const code = bytes[at];
   let kind: number;
   let stop: number;
   HEX_RUN[0] = 0;
   HEX_RUN[1] = 0;
-  if (c === 34) {
+  if (code === 34) {
     kind = K_STRING;
-    stop = stringEnd(b, at, end);
-  } else if (c === 123) {
+    stop = stringEnd(bytes, at, end);
+  } else if (code === 123) {
     kind = K_OBJECT;
-    stop = valueEnd(b, at, end, 0);
-  } else if (c === 91) {
+    stop = valueEnd(bytes, at, end, 0);
+  } else if (code === 91) {
     kind = K_ARRAY;
-    stop = valueEnd(b, at, end, 0);
-  } else if (c === 116 || c === 102 || c === 110) {
-    kind = c === 116 ? K_TRUE : c === 102 ? K_FALSE : K_NULL;
-    stop = valueEnd(b, at, end, 0);
+    stop = valueEnd(bytes, at, end, 0);
+  } else if (code === 116 || code === 102 || code === 110) {
+    kind = code === 116 ? K_TRUE : code === 102 ? K_FALSE : K_NULL;
+    stop = valueEnd(bytes, at, end, 0);
   } else {
     kind = K_NUMBER;
-    stop = numberEnd(b, at, end);
+    stop = numberEnd(bytes, at, end);
     numberOf[key] = outNumber[0] as number;
   }
   if (stop < 0 || stop >= end) return -1;
@@ -350,22 +204,21 @@ function noteField(b: Uint8Array, end: number, key: number, at: number): number 
  * line may still be valid; JSON.parse, the canonical check and the shape check decide it).
  */
 export function readRecordLine(bytes: Buffer, start: number, end: number): LedgerRecord | undefined {
-  const b = bytes;
   generation += 1;
-  if (b[start] !== 123 || end - start < 2) return undefined;
+  if (bytes[start] !== 123 || end - start < 2) return undefined;
   let i = start + 1;
   let present = 0;
   let key = -1;
   for (;;) {
-    if (b[i] !== 34) return undefined;
-    key = keyAt(b, i, end, key);
+    if (bytes[i] !== 34) return undefined;
+    key = keyAt(bytes, i, end, key);
     if (key < 0) return undefined;
     const keyStop = HEX_RUN[1] as number;
-    if (b[keyStop] !== 58) return undefined;
-    const stop = noteField(b, end, key, keyStop + 1);
+    if (bytes[keyStop] !== 58) return undefined;
+    const stop = noteField(bytes, end, key, keyStop + 1);
     if (stop < 0) return undefined;
     present += 1;
-    const next = b[stop];
+    const next = bytes[stop];
     if (next === 125) {
       if (stop + 1 !== end) return undefined;
       break;
@@ -378,7 +231,12 @@ export function readRecordLine(bytes: Buffer, start: number, end: number): Ledge
   const version = numberOf[ID_V];
   const types = version === 2 ? TYPES_V2 : version === 1 ? TYPES_V1 : undefined;
   if (types === undefined || stamp[ID_TYPE] !== generation || kindOf[ID_TYPE] !== K_STRING) return undefined;
-  const typeIndex = enumIndex(b, (startOf[ID_TYPE] as number) + 1, (endOf[ID_TYPE] as number) - 1, typeBytes);
+  const typeIndex = enumIndex(
+    bytes,
+    (startOf[ID_TYPE] as number) + 1,
+    (endOf[ID_TYPE] as number) - 1,
+    typeBytes,
+  );
   const type = typeIndex < 0 ? undefined : typeNames[typeIndex];
   const shape = type === undefined ? undefined : types.get(type);
   if (shape === undefined) return undefined;
@@ -395,10 +253,10 @@ export function readRecordLine(bytes: Buffer, start: number, end: number): Ledge
     const kind = kindOf[id] as number;
     const at = startOf[id] as number;
     if (kind === K_OBJECT || kind === K_ARRAY) {
-      if (fits(b, end, field.node, at) !== endOf[id]) return undefined;
+      if (fits(bytes, end, field.node, at) !== endOf[id]) return undefined;
     } else if (
       !scalarFits(
-        b,
+        bytes,
         field.node,
         kind,
         at,
@@ -414,7 +272,7 @@ export function readRecordLine(bytes: Buffer, start: number, end: number): Ledge
   if (known !== present) return undefined;
   const toolCalls =
     stamp[ID_TOOL_CALLS] === generation
-      ? JSON.parse(b.toString('latin1', startOf[ID_TOOL_CALLS], endOf[ID_TOOL_CALLS]))
+      ? JSON.parse(bytes.toString('latin1', startOf[ID_TOOL_CALLS], endOf[ID_TOOL_CALLS]))
       : undefined;
   return {
     v: version,
@@ -423,21 +281,21 @@ export function readRecordLine(bytes: Buffer, start: number, end: number): Ledge
     run_seq: numberOf_(ID_RUN_SEQ),
     ts: numberOf_(ID_TS),
     attempt: numberOf_(ID_ATTEMPT),
-    run_id: textOf(b, ID_RUN_ID, true),
-    prev: textOf(b, ID_PREV, false),
-    call_id: textOf(b, ID_CALL_ID, false),
-    approval_id: textOf(b, ID_APPROVAL_ID, false),
-    tool: textOf(b, ID_TOOL, true),
-    arguments_digest: textOf(b, ID_ARGUMENTS_DIGEST, false),
-    arguments_commitment: textOf(b, ID_ARGUMENTS_COMMITMENT, false),
-    content_commitment: textOf(b, ID_CONTENT_COMMITMENT, false),
-    result_commitment: textOf(b, ID_RESULT_COMMITMENT, false),
-    params_commitment: textOf(b, ID_PARAMS_COMMITMENT, false),
-    policy_digest: textOf(b, ID_POLICY_DIGEST, true),
-    effect: enumOf(b, ID_EFFECT),
-    error_kind: enumOf(b, ID_ERROR_KIND),
-    status: enumOf(b, ID_STATUS),
-    outcome: enumOf(b, ID_OUTCOME),
+    run_id: textOf(bytes, ID_RUN_ID, true),
+    prev: textOf(bytes, ID_PREV, false),
+    call_id: textOf(bytes, ID_CALL_ID, false),
+    approval_id: textOf(bytes, ID_APPROVAL_ID, false),
+    tool: textOf(bytes, ID_TOOL, true),
+    arguments_digest: textOf(bytes, ID_ARGUMENTS_DIGEST, false),
+    arguments_commitment: textOf(bytes, ID_ARGUMENTS_COMMITMENT, false),
+    content_commitment: textOf(bytes, ID_CONTENT_COMMITMENT, false),
+    result_commitment: textOf(bytes, ID_RESULT_COMMITMENT, false),
+    params_commitment: textOf(bytes, ID_PARAMS_COMMITMENT, false),
+    policy_digest: textOf(bytes, ID_POLICY_DIGEST, true),
+    effect: enumOf(bytes, ID_EFFECT),
+    error_kind: enumOf(bytes, ID_ERROR_KIND),
+    status: enumOf(bytes, ID_STATUS),
+    outcome: enumOf(bytes, ID_OUTCOME),
     edited: booleanOf(ID_EDITED),
     grant_consumed: booleanOf(ID_GRANT_CONSUMED),
     tool_calls: toolCalls,
