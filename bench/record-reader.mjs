@@ -2,14 +2,16 @@
 // verifier does today for each record line of a bundle file read from its bytes.
 //   (i)  today: the line's latin1 text, JSON.parse + canonical check (`parseRecordLine`, with its
 //        one-pass `isCertainlyCanonical` scan) + shape check (`isLedgerRecord`, compiled from zod);
-//   (ii) the reader: one pass over the line's bytes checking strict canonical JSON (RFC 8785: no
+//   (ii) this prototype reader: one pass over the line's bytes checking strict canonical JSON (RFC 8785: no
 //        whitespace, keys strictly increasing, ECMAScript number forms, minimal escapes; ASCII
 //        only, anything else answered "not sure"), recording each top-level field's span, then
 //        the record type's shape (compiled from the same zod schema), then handing over the few
 //        fields the later checks compare (run id, seq, run seq, ts, prev, type, call id, attempt,
 //        tool, digests) as strings and numbers. Nested values (labels, rules, tool_calls) stay
 //        byte spans, walked only to check their shape.
-// Both run over the same lines, interleaved, several rounds; µs per line, the ratio and the load
+// (iii) the reader as built into the verifier (packages/core dist, `readRecordLine`, which also
+// hands over commitments, ids and enums as the record checks read them).
+// All run over the same lines, interleaved, several rounds; µs per line, the ratio and the load
 // average are printed. A line the reader is not sure of would go to (i); the count is printed.
 //
 // Usage: node bench/record-reader.mjs FILE [--rounds 7] [--stop-after scan|shape]
@@ -25,6 +27,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (path) => import(pathToFileURL(resolve(root, 'packages/core/dist', path)).href);
 const { parseRecordLine } = await dist('ledger/bundle-text.js');
 const { isLedgerRecord } = await dist('ledger/record-validator.js');
+/** The reader as integrated in the verifier (packages/core/src/ledger/record-line-reader.ts). */
+const { readRecordLine: builtReader } = await dist('ledger/record-line-reader.js');
 
 // ---------------------------------------------------------------------------------------------
 // Shape: the zod schema compiled to plain nodes the byte reader checks.
@@ -745,6 +749,16 @@ if (isMain) {
       }
     }
   };
+  const built = () => {
+    for (let i = 0; i < count; i++) {
+      const record = builtReader(bytes, starts[i], ends[i]);
+      if (record !== undefined) sink += record.seq;
+      else {
+        const parsed = parseRecordLine(bytes.latin1Slice(starts[i], ends[i]), i + 2);
+        if (isLedgerRecord(parsed)) sink += parsed.seq;
+      }
+    }
+  };
   const time = (run) => {
     const cpu = process.cpuUsage();
     run();
@@ -756,23 +770,27 @@ if (isMain) {
     `record lines of ${file}: ${count}, mean ${(totalBytes / count).toFixed(0)} bytes; reader not sure of ${unsure}`,
   );
   console.log(`Node ${process.version}, load before ${load()}; µs of CPU per line, interleaved rounds`);
-  console.log('round   today (parse+canonical+shape)   reader   ratio   load');
+  console.log('round   today (parse+canonical+shape)   reader   ratio   built reader   ratio   load');
   const a = [];
   const r = [];
+  const q = [];
   for (let round = 0; round < rounds; round++) {
+    // Alternate which runs first, so that neither always gets the warmer or quieter slot.
     const first = round % 2 === 0;
     const x = first ? time(today) : undefined;
     const y = time(reader);
+    const w = time(built);
     const z = first ? x : time(today);
     a.push(z);
     r.push(y);
+    q.push(w);
     console.log(
-      `${String(round + 1).padStart(5)}   ${z.toFixed(3).padStart(29)}   ${y.toFixed(3).padStart(6)}   ${(y / z).toFixed(2).padStart(5)}   ${load()}`,
+      `${String(round + 1).padStart(5)}   ${z.toFixed(3).padStart(29)}   ${y.toFixed(3).padStart(6)}   ${(y / z).toFixed(2).padStart(5)}   ${w.toFixed(3).padStart(12)}   ${(w / z).toFixed(2).padStart(5)}   ${load()}`,
     );
   }
   const best = (values) => Math.min(...values);
   const median = (values) => [...values].sort((p, q) => p - q)[Math.floor(values.length / 2)];
   console.log(
-    `best: today ${best(a).toFixed(3)} µs, reader ${best(r).toFixed(3)} µs, ratio ${(best(r) / best(a)).toFixed(2)}; median ratio ${median(r.map((y, i) => y / a[i])).toFixed(2)}; load after ${load()} (sink ${sink % 7})`,
+    `best: today ${best(a).toFixed(3)} µs, reader ${best(r).toFixed(3)} µs (ratio ${(best(r) / best(a)).toFixed(2)}, median ${median(r.map((y, i) => y / a[i])).toFixed(2)}), built reader ${best(q).toFixed(3)} µs (ratio ${(best(q) / best(a)).toFixed(2)}, median ${median(q.map((w, i) => w / a[i])).toFixed(2)}); load after ${load()} (sink ${sink % 7})`,
   );
 }

@@ -105,20 +105,20 @@ const ID_GRANT_CONSUMED = keyId('grant_consumed');
 const ID_TOOL_CALLS = keyId('tool_calls');
 
 /** Every enum value any record type allows a field, by key id: handed over as these strings. */
-const enumsByKey = new Map<number, { names: string[]; values: Uint8Array[] }>();
+const enumsByKey: Array<{ names: string[]; values: Uint8Array[] } | undefined> = KEYS.map(() => undefined);
 for (const types of [TYPES_V1, TYPES_V2])
   for (const type of types.values())
     for (const field of type.fields) {
       let inner: ShapeNode | undefined = field.node;
       while (inner !== undefined && (inner.kind === NULLABLE || inner.kind === OPTIONAL)) inner = inner.inner;
       if (inner?.kind !== ENUM) continue;
-      const known = enumsByKey.get(field.id) ?? { names: [], values: [] };
+      const known = enumsByKey[field.id] ?? { names: [], values: [] };
       inner.names.forEach((name, index) => {
         if (known.names.includes(name)) return;
         known.names.push(name);
         known.values.push(inner.values[index] as Uint8Array);
       });
-      enumsByKey.set(field.id, known);
+      enumsByKey[field.id] = known;
     }
 const typeNames = [...new Set([...TYPES_V1.keys(), ...TYPES_V2.keys()])];
 const typeBytes = typeNames.map((name) => Uint8Array.from(name, (char) => char.charCodeAt(0)));
@@ -149,7 +149,7 @@ function textOf(bytes: Buffer, key: number, reuse: boolean): string | null | und
 function enumOf(bytes: Buffer, key: number): string | null | undefined {
   if (stamp[key] !== generation) return undefined;
   if (kindOf[key] === K_NULL) return null;
-  const known = enumsByKey.get(key);
+  const known = enumsByKey[key];
   const index =
     known === undefined
       ? -1
