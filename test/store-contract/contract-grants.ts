@@ -1,4 +1,5 @@
 import type { StoredGrant } from '@callgate/protocol';
+import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { digestOf, makeGrant } from './fixtures.js';
 import type { CurrentStore } from './store-contract.js';
@@ -45,6 +46,39 @@ export function grantsContract(store: CurrentStore): void {
     // Still unconsumed: asking with an earlier clock is a caller's bug, but it shows nothing was spent.
     expect(await store().consumeGrant(grant.token_hash, NOW - 1)).toStrictEqual(grant);
     expect(await store().consumeGrant(digestOf('unknown token'), NOW)).toBeUndefined();
+  });
+
+  it('stores a grant spent in one write as a put and a consume leave it (putSpentGrant, where offered)', async () => {
+    const spentOnce = store().putSpentGrant?.bind(store());
+    if (spentOnce === undefined) return; // optional: such a store gets a put and a consume instead
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 60_000 }),
+        fc.integer({ min: -2, max: 2 }),
+        async (ttl, later) => {
+          runs += 1;
+          const spent = makeGrant({ run_id: `run-spent-${runs}`, expires_at: NOW + ttl });
+          const twice = makeGrant({ run_id: `run-twice-${runs}`, expires_at: NOW + ttl });
+          await spentOnce(spent, NOW);
+          await store().putGrant(twice);
+          expect(await store().consumeGrant(twice.token_hash, NOW)).toStrictEqual(twice);
+          for (const grant of [spent, twice]) {
+            const { token_hash: _, v: __, expires_at: ___, ...binding } = grant;
+            expect(await store().grantConsumed(binding)).toBe(true);
+            expect(await store().consumeGrant(grant.token_hash, NOW + later)).toBeUndefined();
+            const query = {
+              tool: grant.tool,
+              arguments_digest: grant.arguments_digest,
+              run_id: grant.run_id,
+            };
+            expect(await store().findGrants({ ...query, now: NOW + later })).toEqual([]);
+          }
+          await expect(spentOnce(spent, NOW)).rejects.toMatchObject({ kind: 'conflict' });
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 
   it('of 100 concurrent consumptions of one token exactly one succeeds', async () => {

@@ -16,4 +16,16 @@ describe('duration', () => {
       expect(message).not.toContain(String(Number(given)));
     }
   });
+
+  it('refuses an amount finer than a millisecond however many digits it has, naming it once', () => {
+    for (const given of ['1000.00000000000001ms', '1.00000000000000001s', '0.5ms']) {
+      expect(() => duration(given)).toThrow(
+        `expected a duration such as 300ms, 30s or 5m: duration ${JSON.stringify(given)} is finer than a millisecond`,
+      );
+    }
+    // Text that is no duration at all: what was expected, said once.
+    expect(() => duration('abc')).toThrow(
+      /^expected a duration such as 300ms, 30s, 5m or whole milliseconds \(500\)$/,
+    );
+  });
 });

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { type Command, CommanderError, type Option } from 'commander';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -79,7 +80,17 @@ function badValues(parser: ValueParser<unknown>): fc.Arbitrary<string> {
     case 'whole-number':
       return fc.oneof(
         notDigits,
-        fc.constantFrom('nope', '1e3', '0x10', '2.5', ' 5', 'Infinity', '99999999999999999999'),
+        fc.constantFrom(
+          'nope',
+          '1e3',
+          '0x10',
+          '2.5',
+          ' 5',
+          'Infinity',
+          '99999999999999999999',
+          '9007199254740992',
+          '1.0000000000000001',
+        ),
         ...((parser.minimum ?? 0) > 0
           ? [fc.integer({ min: 0, max: (parser.minimum ?? 1) - 1 }).map(String)]
           : []),
@@ -90,7 +101,7 @@ function badValues(parser: ValueParser<unknown>): fc.Arbitrary<string> {
         notDigits,
         fc.integer({ min: 65_536 }).map(String),
         fc.integer({ max: -1 }).map(String),
-        fc.constantFrom('80.5', 'http', '7420 '),
+        fc.constantFrom('80.5', 'http', '7420 ', '80.0000000000000001', '9007199254740993'),
       );
     case 'http-url':
       return fc.oneof(
@@ -119,7 +130,24 @@ function badValues(parser: ValueParser<unknown>): fc.Arbitrary<string> {
     case 'changes':
       return fc.constantFrom('nope', 'same,nope', 'permissive', '');
     case 'duration':
-      return fc.constantFrom('nope', '0', '0ms', '-5s', '5 min', '2d', '0.5ms', '1e3', '99999999999', '');
+      return fc.constantFrom(
+        'nope',
+        'abc',
+        '0',
+        '0ms',
+        '-5s',
+        '5 min',
+        '2d',
+        '0.5ms',
+        '1e3',
+        '99999999999',
+        '',
+        '1000.00000000000001ms',
+        '1.00000000000000001s',
+        '9007199254740993',
+      );
+    case 'verifier-keys':
+      return fc.constantFrom('garbage', 'a+b+c', 'example.com/log+00000000+AAAA', '');
     case 'api-key':
       return fc.oneof(
         fc.string({ maxLength: 50 }).filter((text) => !/^cg_[A-Za-z0-9_-]{43}$/.test(text)),
@@ -171,6 +199,7 @@ describe('every option that reads a value', () => {
         'folder',
         'duration',
         'api-key',
+        'verifier-keys',
       ]),
     );
     for (const { path, option } of parsed) {
@@ -181,6 +210,8 @@ describe('every option that reads a value', () => {
           expect(error, `${path.join(' ')} ${option.long}=${value}`).toBeInstanceOf(CommanderError);
           expect((error as CommanderError).code).toBe('commander.invalidArgument');
           expect(stderr).toContain(`option '${option.flags}' argument '${value}' is invalid. expected `);
+          // Said once: the message does not repeat what was expected.
+          expect(stderr.match(/expected /g), stderr).toHaveLength(1);
         }),
         { numRuns: 25 },
       );
@@ -235,6 +266,8 @@ function goodValue(option: Option): string {
       return tmpdir();
     case 'api-key':
       return `cg_${'a'.repeat(43)}`;
+    case 'verifier-keys':
+      return logSignerFromPrivateKey('example.com/log', new Uint8Array(32).fill(1)).verifierKey;
     default:
       return 'x';
   }

@@ -5,7 +5,8 @@
 // expected) and the command exits 2 (bin.ts). Each parser carries its `kind`, so the options
 // audit test can find and feed every one of them.
 import { statSync } from 'node:fs';
-import { parseDuration } from '@callgate/core';
+import { parseDuration, readWholeNumber } from '@callgate/core';
+import { parseVerifierKey } from '@callgate/core/ledger';
 import { API_KEY_PATTERN } from '@callgate/server';
 import { type Command, InvalidArgumentError } from 'commander';
 
@@ -19,7 +20,8 @@ export type ValueKind =
   | 'changes'
   | 'folder'
   | 'duration'
-  | 'api-key';
+  | 'api-key'
+  | 'verifier-keys';
 
 /** An option parser that says what it reads. */
 export type ValueParser<T> = ((value: string) => T) & { kind: ValueKind; minimum?: number };
@@ -29,35 +31,76 @@ export function tagged<T>(kind: ValueKind, parse: (value: string) => T, minimum?
   return Object.assign(parse, { kind, ...(minimum !== undefined ? { minimum } : {}) });
 }
 
-/** A whole number ≥ `minimum` written in decimal digits (`10`; not `1e3`, `0x10`, `2.0` or ` 5`). */
+/**
+ * The message of a refused value: `problem` when it already says what was expected, else
+ * `expected …: problem` (commander prints it after `argument 'x' is invalid.`), so no message
+ * says what was expected twice.
+ */
+function expected(what: string, problem: string): string {
+  return problem.startsWith('expected ') ? problem : `expected ${what}: ${problem}`;
+}
+
+/**
+ * A whole number ≥ `minimum` written in decimal digits (`10`; not `1e3`, `0x10`, `2.0` or ` 5`),
+ * read exactly (core's `readWholeNumber`: digits past 2^53 − 1 are refused, never rounded).
+ */
 export function wholeNumber(minimum: number): ValueParser<number> {
   return tagged(
     'whole-number',
     (value) => {
-      const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-      if (!Number.isSafeInteger(parsed) || parsed < minimum)
-        throw new InvalidArgumentError(`expected a whole number ≥ ${minimum}`);
-      return parsed;
+      const read = readWholeNumber(value, { minimum });
+      if ('problem' in read)
+        throw new InvalidArgumentError(expected(`a whole number ≥ ${minimum}`, read.problem));
+      return read.value;
     },
     minimum,
   );
 }
 
-/** A TCP port, 0 to 65535 (0: the system picks a free one). */
+/** A TCP port, 0 to 65535 (0: the system picks a free one), read as {@link wholeNumber} reads. */
 export const portNumber: ValueParser<number> = tagged('port', (value) => {
-  const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isInteger(parsed) || parsed > 65535)
-    throw new InvalidArgumentError('expected a port, 0 to 65535 (0 picks a free one)');
-  return parsed;
+  const read = readWholeNumber(value, { minimum: 0, maximum: 65535 });
+  if ('problem' in read)
+    throw new InvalidArgumentError(
+      read.problem.startsWith('expected a whole number written')
+        ? 'expected a port, 0 to 65535 (0 picks a free one)'
+        : expected('a port, 0 to 65535 (0 picks a free one)', read.problem),
+    );
+  return read.value;
 });
 
-/** A duration as every callgate file writes one (`300ms`, `30s`, `5m`, or whole ms `500`); ms. */
+/**
+ * A duration as every callgate file writes one (`300ms`, `30s`, `5m`, or whole ms `500`), read
+ * exactly by core's `parseDuration` (`1000.00000000000001ms` is refused, not rounded); ms.
+ */
 export const duration: ValueParser<number> = tagged('duration', (value) => {
   const parsed = parseDuration(/^\d+$/.test(value) ? Number(value) : value, value);
   if ('problem' in parsed)
-    throw new InvalidArgumentError(`expected a duration such as 300ms, 30s or 5m (${parsed.problem})`);
+    throw new InvalidArgumentError(
+      parsed.problem.startsWith('expected ')
+        ? 'expected a duration such as 300ms, 30s, 5m or whole milliseconds (500)'
+        : expected('a duration such as 300ms, 30s or 5m', parsed.problem),
+    );
   return parsed.ms;
 });
+
+/**
+ * A log's verifier key (C2SP note key `name+id+key`, as `callgate log-key show` prints it), for a
+ * repeatable option: each value is added to the ones before it.
+ */
+export const verifierKeys: ValueParser<string[]> = tagged(
+  'verifier-keys',
+  (value: string, previous: string[] = []) => {
+    try {
+      parseVerifierKey(value);
+    } catch (error) {
+      throw new InvalidArgumentError(
+        `expected a log's verifier key name+id+key (callgate log-key show prints it): ${(error as Error).message}`,
+      );
+    }
+    return [...previous, value];
+  },
+);
 
 /** A server's base URL: `http://` or `https://` with a host (`http://127.0.0.1:7420`). */
 export const httpUrl: ValueParser<string> = tagged('http-url', (value) => {

@@ -21,10 +21,12 @@ describe('@callgate/core public API', () => {
         "parseDuration",
         "parseJsonLossless",
         "readArguments",
+        "readWholeNumber",
         "replayPolicy",
         "silentLogger",
         "truncateText",
         "uuidv7",
+        "wholeNumberProblem",
       ]
     `);
   });

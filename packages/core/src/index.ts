@@ -55,6 +55,8 @@ export type {
   ReplayTool,
 } from './policy/index.js';
 export { compilePolicy, loadPolicy, replayPolicy } from './policy/index.js';
+export type { WholeNumberBounds } from './policy/whole-number.js';
+export { readWholeNumber, wholeNumberProblem } from './policy/whole-number.js';
 export { YamlLocator } from './policy/yaml-locator.js';
 export type { InexactYamlNumber } from './policy/yaml-numbers.js';
 export { firstInexactNumber } from './policy/yaml-numbers.js';

@@ -77,4 +77,20 @@ describe('parseUpstreams', () => {
     const [upstream] = parseUpstreams([{ name: 'a', stdio: { command: 'x' }, timeout: '1.5s' }]);
     expect(upstream?.timeoutMs).toBe(1500);
   });
+
+  it('holds timeout and timeoutMs to the one duration rule: exact, whole ms, within a timer', () => {
+    const upstream = { name: 'a', stdio: { command: 'x' } };
+    for (const [field, value, problem] of [
+      ['timeout', '1.00000000000000001s', /finer than a millisecond/],
+      ['timeout', 9007199254740992, /longer than the longest a timer can hold/],
+      ['timeout', 1.5, /positive whole number/],
+      ['timeoutMs', 3_000_000_000, /longer than the longest a timer can hold/],
+      ['timeoutMs', 9007199254740992, /longer than the longest a timer can hold/],
+      ['timeoutMs', 0, /positive whole number/],
+    ] as const)
+      expect(
+        () => parseUpstreams([{ ...upstream, [field]: value }], { warn: () => {} }),
+        `${field}: ${value}`,
+      ).toThrow(new RegExp(`^upstreams\\.0\\.${field}: .*${problem.source}`));
+  });
 });

@@ -78,8 +78,9 @@ const upstreamSchema = z
       ])
       .optional(),
     prefix: z.boolean().optional(),
-    timeout: z.union([z.number().int().positive(), z.string()]).optional(),
-    timeoutMs: z.number().int().positive().optional(),
+    // Numbers are held by parseDuration (one rule for every duration), not here.
+    timeout: z.union([z.number(), z.string()]).optional(),
+    timeoutMs: z.number().optional(),
   })
   .strict()
   .refine((value) => (value.stdio === undefined) !== (value.http === undefined), {
@@ -127,7 +128,12 @@ export function parseUpstreams(
         `upstreams.${index}.timeoutMs is deprecated: write timeout: ${timeoutMs}ms (any duration: 30s, 5m)${timeout !== undefined ? '; timeout wins over it' : ''}`,
       );
     }
-    const ms = timeout !== undefined ? durationMs(timeout, `upstreams.${index}.timeout`) : timeoutMs;
+    const ms =
+      timeout !== undefined
+        ? durationMs(timeout, `upstreams.${index}.timeout`)
+        : timeoutMs !== undefined
+          ? durationMs(timeoutMs, `upstreams.${index}.timeoutMs`)
+          : undefined;
     return { ...rest, ...(ms !== undefined ? { timeoutMs: ms } : {}) } as UpstreamConfig;
   });
 }

@@ -5,73 +5,30 @@
 // they arrive (eventsource-parser). It does what the SDK's client transport does for an
 // upstream that needs no OAuth: session id, protocol version header, the standalone GET stream,
 // resumption after a dropped stream (Last-Event-ID, the server's `retry`), DELETE on close.
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { urlToHttpOptions } from 'node:url';
 import { truncateText } from '@callgate/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
 import { writeJson } from './exact-json.js';
+import {
+  AnswerOverLimit,
+  MAX_ERROR_TEXT_BYTES,
+  overLimitAnswer,
+  readEvents,
+  readText,
+  type UpstreamAnswer,
+} from './http-answers.js';
 import { invalidJsonAnswer, parseUpstreamJson } from './json-rpc.js';
 import { isPlainJsonRpcMessage } from './message-shape.js';
 import { PendingCalls } from './pending-calls.js';
+import { DEFAULT_MAX_UPSTREAM_LINE_BYTES } from './stdio-transport.js';
 
 const DEFAULT_RETRY_MS = 1_000;
 const MAX_RESUMES = 5;
 const MAX_GET_BACKOFF_MS = 30_000;
-
-/**
- * An upstream's answer as both clients give it: status, headers (lower-case names) and the body
- * as a stream of Buffers (undici's body ignores `setEncoding`, so readers decode for themselves).
- */
-type Answer = Readable & { statusCode?: number; headers: IncomingHttpHeaders };
-
-interface SseEvent {
-  id?: string;
-  event: string;
-  data: string;
-}
-
-/**
- * Splits a server-sent event stream (WHATWG HTML §9.2) into events with `eventsource-parser`, the
- * parser the MCP SDK's own client transport uses; `retry` updates the delay. An event without a
- * data line is not dispatched (as the standard says); an unfinished event at the end is dropped.
- */
-function readEvents(
-  incoming: Answer,
-  onEvent: (event: SseEvent) => void,
-  onRetry: (ms: number) => void,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const parser = createParser({
-      onEvent: (event) =>
-        onEvent({
-          ...(event.id !== undefined ? { id: event.id } : {}),
-          event: event.event ?? 'message',
-          data: event.data,
-        }),
-      onRetry,
-    });
-    const decoder = new StringDecoder('utf8');
-    incoming.on('data', (chunk: Buffer) => parser.feed(decoder.write(chunk)));
-    incoming.once('end', () => resolve());
-    incoming.once('error', reject);
-    incoming.once('aborted', () => reject(new Error('the stream was aborted')));
-  });
-}
-
-function readText(incoming: Answer): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    incoming.once('error', reject);
-  });
-}
 
 /** What node:http needs of an upstream's URL to send it a request. */
 type RequestTarget = Pick<
@@ -131,7 +88,24 @@ export class HttpClientTransport implements Transport {
   onerror?: (error: Error) => void;
   onclose?: () => void;
 
-  constructor(url: URL, headers: Record<string, string> = {}) {
+  /** Largest answer read: a JSON body, or one event of a stream (bytes). */
+  readonly #maxAnswerBytes: number;
+
+  /**
+   * @param url the upstream's MCP endpoint.
+   * @param headers sent with every request.
+   * @param maxAnswerBytes largest answer read, in bytes: a JSON body, or one event of a stream
+   *   (default 16 MiB, as a stdio upstream's answer line). A longer answer to a request is
+   *   dropped unread and answered in its place with the error a stdio upstream's gets
+   *   (`the upstream answer is over the limit of N bytes`, data `{callgate:
+   *   "upstream-answer-too-large"}`).
+   */
+  constructor(
+    url: URL,
+    headers: Record<string, string> = {},
+    maxAnswerBytes = DEFAULT_MAX_UPSTREAM_LINE_BYTES,
+  ) {
+    this.#maxAnswerBytes = maxAnswerBytes;
     this.#url = url;
     this.#target = requestTarget(url);
     this.#headers = headers;
@@ -167,7 +141,7 @@ export class HttpClientTransport implements Transport {
    * kept-alive connection before the server's `Keep-Alive: timeout` ends it, and a POST that may
    * have reached the upstream (a tool call) must not run twice.
    */
-  async #post(body: string): Promise<Answer> {
+  async #post(body: string): Promise<UpstreamAnswer> {
     if (this.#closed) throw new Error('the transport is closed');
     const answer = await this.#pool.request({
       path: this.#path,
@@ -183,7 +157,7 @@ export class HttpClientTransport implements Transport {
   }
 
   /** Sends a GET or DELETE (no body) through node:http(s). */
-  #open(method: string, headers: Record<string, string>, retried = false): Promise<Answer> {
+  #open(method: string, headers: Record<string, string>, retried = false): Promise<UpstreamAnswer> {
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       if (this.#closed) {
@@ -264,27 +238,48 @@ export class HttpClientTransport implements Transport {
     if (!this.#calls.answer(message)) this.onmessage?.(message);
   }
 
+  /** Reads one event stream to its end, handing its messages on (see {@link #follow}). */
+  #readEvents(
+    incoming: UpstreamAnswer,
+    waiting: Set<string | number>,
+    onId: (id: string) => void,
+  ): Promise<void> {
+    return readEvents(
+      incoming,
+      (event) => {
+        if (event.id !== undefined) onId(event.id);
+        if (event.event !== 'message' || event.data === '') return;
+        this.#enqueue(event.data, (ids) => {
+          for (const id of ids) waiting.delete(id);
+        });
+      },
+      (ms) => {
+        this.#retryMs = ms;
+      },
+      this.#maxAnswerBytes,
+    );
+  }
+
   /**
    * Reads an event stream until it ends; when it ends before `waiting` (the ids of the requests
    * it answers) are all answered, resumes it with GET and Last-Event-ID.
    */
-  async #follow(incoming: Answer, waiting: Set<string | number>): Promise<void> {
+  async #follow(incoming: UpstreamAnswer, waiting: Set<string | number>): Promise<void> {
     let lastEventId: string | undefined;
     let current = incoming;
     for (let resumes = 0; ; resumes++) {
-      await readEvents(
-        current,
-        (event) => {
-          if (event.id !== undefined) lastEventId = event.id;
-          if (event.event !== 'message' || event.data === '') return;
-          this.#enqueue(event.data, (ids) => {
-            for (const id of ids) waiting.delete(id);
-          });
-        },
-        (ms) => {
-          this.#retryMs = ms;
-        },
-      );
+      try {
+        await this.#readEvents(current, waiting, (id) => {
+          lastEventId = id;
+        });
+      } catch (error) {
+        if (!(error instanceof AnswerOverLimit)) throw error;
+        // The requests this stream was to answer fail at once, with the limit named.
+        await this.#delivering;
+        for (const id of waiting) this.#hand(overLimitAnswer(id, error));
+        waiting.clear();
+        return;
+      }
       await this.#delivering;
       if (waiting.size === 0 || this.#closed) return;
       if (lastEventId === undefined || resumes >= MAX_RESUMES) {
@@ -336,7 +331,7 @@ export class HttpClientTransport implements Transport {
       throw new UpstreamHttpError(status, 'the upstream no longer knows this session');
     }
     if (status < 200 || status >= 300) {
-      const text = await readText(incoming).catch(() => '');
+      const text = await readText(incoming, MAX_ERROR_TEXT_BYTES).catch(() => '');
       throw new UpstreamHttpError(
         status,
         `the upstream answered HTTP ${status}${text ? `: ${truncateText(text, 500)}` : ''}`,
@@ -344,7 +339,15 @@ export class HttpClientTransport implements Transport {
     }
     const type = String(incoming.headers['content-type'] ?? '');
     if (type.startsWith('application/json')) {
-      const text = await readText(incoming);
+      let text: string;
+      try {
+        text = await readText(incoming, this.#maxAnswerBytes);
+      } catch (error) {
+        if (!(error instanceof AnswerOverLimit) || !('id' in message && 'method' in message)) throw error;
+        // The request's answer, dropped unread: the request fails at once, with the limit named.
+        this.#enqueue(JSON.stringify(overLimitAnswer(message.id, error)));
+        return;
+      }
       if (text.trim()) this.#enqueue(text);
       return;
     }
@@ -383,6 +386,7 @@ export class HttpClientTransport implements Transport {
             (ms) => {
               this.#retryMs = ms;
             },
+            this.#maxAnswerBytes,
           );
           this.#relisten(0);
         },

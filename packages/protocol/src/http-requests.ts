@@ -21,13 +21,21 @@ export const queryFlag = z
   .enum(['', 'true', 'false'])
   .describe('A flag: `?name` or `?name=true` turns it on, `?name=false` off.');
 
+/**
+ * A whole number in a query string, `minimum` to `maximum`, written in decimal digits only and
+ * read exactly: `1e2`, `100.0`, ` 100` and digits a double would round (`10.0000000000000001`,
+ * past 2^53 − 1) are refused with `message`, never rounded to a number that was not sent.
+ */
+const wholeNumberQuery = (minimum: number, maximum: number, message: string) =>
+  z
+    .string()
+    .regex(/^\d{1,16}$/, { error: message })
+    .transform(Number)
+    .pipe(z.number().int().min(minimum, { error: message }).max(maximum, { error: message }));
+
 /** A page size in a query string: a whole number 1..1000, refused with one message that says so. */
 const LIMIT_MESSAGE = 'must be an integer 1..1000';
-const limit = z.coerce
-  .number({ error: LIMIT_MESSAGE })
-  .int({ error: LIMIT_MESSAGE })
-  .min(1, { error: LIMIT_MESSAGE })
-  .max(1000, { error: LIMIT_MESSAGE });
+const limit = wholeNumberQuery(1, 1000, LIMIT_MESSAGE);
 
 // --- requests -------------------------------------------------------------------------------
 
@@ -125,9 +133,17 @@ export const listApprovalsQuery = z.strictObject({
   limit: limit.optional(),
 });
 
+const WAIT_MESSAGE =
+  'must be seconds 0 to 60 in decimal digits, at most 3 decimals (whole milliseconds; 1.5, not 1.00000000000000001)';
+
 export const getApprovalQuery = z.strictObject({
   /** Seconds to wait for a pending approval to be answered (long-poll), 0 to 60. */
-  wait: z.coerce.number().min(0).max(60).optional(),
+  wait: z
+    .string()
+    .regex(/^\d{1,2}(?:\.\d{1,3})?$/, { error: WAIT_MESSAGE })
+    .transform(Number)
+    .pipe(z.number().min(0).max(60, { error: WAIT_MESSAGE }))
+    .optional(),
 });
 
 export const approveBody = z.strictObject({
@@ -169,7 +185,11 @@ export const bundleQuery = z.strictObject({
 
 export const verifyQuery = z.strictObject({
   strict: queryFlag.optional(),
-  expect_size: z.coerce.number().int().min(0).optional(),
+  expect_size: wholeNumberQuery(
+    0,
+    Number.MAX_SAFE_INTEGER,
+    'must be a whole number of records in decimal digits, at most 9007199254740991',
+  ).optional(),
   /** A verifier key to pin instead of this server's own. */
   public_key: z.string().optional(),
 });

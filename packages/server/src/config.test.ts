@@ -244,3 +244,35 @@ describe('callgate.yaml errors, generated', () => {
     );
   });
 });
+
+describe('whole-number fields of callgate.yaml', () => {
+  it('refuses each bad value in each field, naming the field and saying what is wrong (table)', async () => {
+    const dir = await folder();
+    const fields = [
+      { field: 'port', yaml: (value: string) => `port: ${value}\n` },
+      {
+        field: 'witnesses.quorum',
+        yaml: (value: string) =>
+          `witnesses:\n  quorum: ${value}\n  servers:\n    - { url: "http://127.0.0.1:1", key: "k" }\n`,
+      },
+    ];
+    const bad: ReadonlyArray<[string, RegExp]> = [
+      ['9007199254740992', /9007199254740992 is beyond the largest safe integer, 9007199254740991/],
+      ['-1', /expected a whole number, (0|1) or more \(got -1\)/],
+      ['1.5', /expected a whole number \(got 1\.5\)/],
+      ['"1"', /expected a whole number \(got the text "1"\)/],
+      ['1e400', /1e400/],
+    ];
+    for (const { field, yaml } of fields)
+      for (const [value, says] of bad) {
+        const file = join(dir, 'callgate.yaml');
+        await writeFile(file, yaml(value));
+        const error = await readServerConfig(file).then(
+          () => undefined,
+          (refused: Error) => refused,
+        );
+        expect(error?.message, `${field}: ${value}`).toMatch(new RegExp(`${field.replace('.', '\\.')}`));
+        expect(error?.message, `${field}: ${value}`).toMatch(says);
+      }
+  });
+});

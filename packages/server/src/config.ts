@@ -1,11 +1,28 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { compilePolicy, loadPolicy, type Policy, type ToolSpec } from '@callgate/core';
+import {
+  compilePolicy,
+  loadPolicy,
+  type Policy,
+  type ToolSpec,
+  type WholeNumberBounds,
+  wholeNumberProblem,
+} from '@callgate/core';
 import { parseUpstreams, type UpstreamConfig } from '@callgate/mcp-gateway';
 import { CallgateError, isCallgateError, toolSpecSchema } from '@callgate/protocol';
 import { z } from 'zod';
 import { formatPath, problemOf } from './http/validation.js';
 import { parseYamlText, YamlNumberError, type YamlPosition, type YamlText } from './yaml-file.js';
+
+/**
+ * A whole number within `bounds`, held by core's one rule (`wholeNumberProblem`): a fraction, text
+ * or a number past 2^53 − 1 is refused saying which.
+ */
+const wholeNumber = (bounds: WholeNumberBounds) =>
+  z.custom<number>().superRefine((value, context) => {
+    const problem = wholeNumberProblem(value, bounds);
+    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+  });
 
 const webhookSchema = z
   .strictObject({
@@ -39,7 +56,7 @@ export const serverConfigSchema = z.strictObject({
   /** The log key file every replica reads (with `store`); default: the key kept in the database. */
   log_key: z.string().min(1).optional(),
   host: z.string().min(1).optional(),
-  port: z.number().int().min(0).max(65535).optional(),
+  port: wholeNumber({ minimum: 0, maximum: 65535 }).optional(),
   webhook: webhookSchema.optional(),
   /** Keep content (arguments, results, messages) beside the records. Default false. */
   vault: z.boolean().optional(),
@@ -54,7 +71,7 @@ export const serverConfigSchema = z.strictObject({
   /** Witnesses (c2sp.org/tlog-witness) every new checkpoint is submitted to; `quorum` of them must cosign. */
   witnesses: z
     .strictObject({
-      quorum: z.number().int().min(1).optional(),
+      quorum: wholeNumber({ minimum: 1 }).optional(),
       servers: z
         .array(z.strictObject({ url: z.url({ protocol: /^https?$/ }), key: z.string().min(1) }))
         .min(1),

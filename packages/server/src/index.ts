@@ -8,9 +8,16 @@ export { DEFAULT_MCP_PROFILE, DENY_ALL_POLICY_TEXT, readPolicyFile, readServerCo
 export type { HealthChecks, HealthContributor, HealthProblem } from './health.js';
 export type { ErrorStatus } from './http/errors.js';
 export { HTTP_STATUS_OF_KIND, httpStatusOf } from './http/errors.js';
-export { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './http/request-timeout.js';
+export type { RequestTimeouts } from './http/request-timeout.js';
+export {
+  answerClientErrors,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  requestTimeoutOptions,
+} from './http/request-timeout.js';
 export type { ApiKeyRole } from './http/schemas.js';
 export { API_KEY_ROLES } from './http/schemas.js';
+export { drainBeforeClose, UNREAD_BODY_DRAIN_LIMIT } from './http/unread-body.js';
 export type { CreatedApiKey } from './keys.js';
 export { API_KEY_PATTERN, apiKeyHash, createApiKey } from './keys.js';
 export type { PolicyReload, PolicySourceReader } from './policy-reload.js';

@@ -10,6 +10,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   requestTimeoutOptions,
 } from './http/request-timeout.js';
+import { drainBeforeClose } from './http/unread-body.js';
 
 const delay = (ms: number) =>
   new Promise<void>((resolve) => {
@@ -79,6 +80,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const http = await new Promise<Server>((resolve, reject) => {
     const created = serve({ fetch: app.fetch, hostname: host, port: requestedPort, serverOptions }) as Server;
     answerClientErrors(created, timeouts);
+    // An answer sent before the body was read (413, 401, 404) reaches a client still writing it.
+    drainBeforeClose(created, { timeoutMs: timeouts.requestTimeoutMs });
     created.once('listening', () => resolve(created));
     created.once('error', reject);
   });

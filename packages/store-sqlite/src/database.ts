@@ -21,11 +21,18 @@ export interface SqliteStoreOptions {
   walCheckpointIntervalMs?: number;
   /** Milliseconds a statement waits for another connection's write lock. Default 5000. */
   busyTimeoutMs?: number;
+  /**
+   * Bound on the WAL file, in bytes (default {@link WAL_SIZE_LIMIT_BYTES}, 64 MiB). Past it, the
+   * background checkpoint ends with `wal_checkpoint(RESTART)` so the next commit rewinds the log,
+   * and the rewound file is truncated to this size (`journal_size_limit`). Under writes that never
+   * pause, a passive checkpoint alone never rewinds the log and the file would grow without bound.
+   */
+  walSizeLimitBytes?: number;
   /** Told (`warn`) when a background checkpoint fails; it is retried at the next interval. */
   logger?: Logger;
 }
 
-/** The WAL file is truncated back to this size (bytes) after a checkpoint resets it. */
+/** Default bound on the WAL file (bytes): see {@link SqliteStoreOptions.walSizeLimitBytes}. */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 function isConstraintError(error: unknown): boolean {
@@ -48,6 +55,7 @@ export interface OpenedDatabase {
   synchronous: 'NORMAL' | 'FULL';
   walCheckpointIntervalMs: number;
   busyTimeoutMs: number;
+  walSizeLimitBytes: number;
 }
 
 /**
@@ -62,6 +70,10 @@ export function openDatabase(path: string, options: SqliteStoreOptions = {}): Op
   const synchronous = options.synchronous ?? 'NORMAL';
   const walCheckpointIntervalMs = options.walCheckpointIntervalMs ?? 1000;
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const walSizeLimitBytes = options.walSizeLimitBytes ?? WAL_SIZE_LIMIT_BYTES;
+  if (!Number.isSafeInteger(walSizeLimitBytes) || walSizeLimitBytes < 0) {
+    throw new RangeError(`walSizeLimitBytes must be a whole number of bytes >= 0, got ${walSizeLimitBytes}`);
+  }
   if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
     throw new RangeError(`synchronous must be NORMAL or FULL, got ${String(synchronous)}`);
   }
@@ -89,9 +101,9 @@ export function openDatabase(path: string, options: SqliteStoreOptions = {}): Op
     database.pragma(`synchronous = ${synchronous}`);
     database.pragma('foreign_keys = ON');
     database.pragma('wal_autocheckpoint = 0');
-    database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+    database.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
     migrate(database);
-    return { database, synchronous, walCheckpointIntervalMs, busyTimeoutMs };
+    return { database, synchronous, walCheckpointIntervalMs, busyTimeoutMs, walSizeLimitBytes };
   } catch (error) {
     database.close();
     throw error;

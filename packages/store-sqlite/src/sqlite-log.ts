@@ -3,7 +3,7 @@ import { silentLogger } from '@callgate/core';
 import type { LedgerRecord, Opening } from '@callgate/protocol';
 import { CallgateError } from '@callgate/protocol';
 import type Database from 'better-sqlite3';
-import { conflictOnConstraint, type SqliteStoreOptions, WAL_SIZE_LIMIT_BYTES } from './database.js';
+import { conflictOnConstraint, type SqliteStoreOptions } from './database.js';
 import { openingToRow, rowToCheckpoint, rowToOpening, toBuffer } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { StoreFaults } from './store-faults.js';
@@ -34,7 +34,12 @@ export abstract class SqliteLog {
   protected constructor(
     database: Database.Database,
     path: string,
-    options: Required<Pick<SqliteStoreOptions, 'synchronous' | 'walCheckpointIntervalMs' | 'busyTimeoutMs'>> &
+    options: Required<
+      Pick<
+        SqliteStoreOptions,
+        'synchronous' | 'walCheckpointIntervalMs' | 'busyTimeoutMs' | 'walSizeLimitBytes'
+      >
+    > &
       SqliteStoreOptions,
   ) {
     this.database = database;
@@ -71,7 +76,7 @@ export abstract class SqliteLog {
     this.#checkpointer = new WalCheckpointer({
       path,
       busyTimeoutMs: options.busyTimeoutMs,
-      walSizeLimitBytes: WAL_SIZE_LIMIT_BYTES,
+      walSizeLimitBytes: options.walSizeLimitBytes,
       logger: this.logger,
       fallback: () => this.database.pragma('wal_checkpoint(PASSIVE)'),
     });

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeApproval, makeGrant, RecordChain } from '../../../test/store-contract/fixtures.js';
 import { describeStoreContract } from '../../../test/store-contract/store-contract.js';
@@ -137,6 +138,41 @@ describe('SqliteStore', () => {
       await store.appendRecords([first]);
       await expect(store.appendRecords([samePlace])).rejects.toMatchObject({ kind: 'conflict' });
       expect(await store.ledgerSize()).toBe(1);
+    });
+  });
+
+  it('stores a grant spent in one write as the row a put and a consume leave', async () => {
+    await withStore(newDatabasePath(), {}, async (store) => {
+      const row = (tokenHash: string) => {
+        const reader = new Database(store.path, { readonly: true });
+        try {
+          return reader.prepare('SELECT * FROM grants WHERE token_hash = ?').get(tokenHash) as Record<
+            string,
+            unknown
+          >;
+        } finally {
+          reader.close();
+        }
+      };
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 86_400_000 }),
+          fc.integer({ min: 0, max: 2_000_000_000_000 }),
+          fc.string({ minLength: 1, maxLength: 12 }),
+          async (ttl, now, callId) => {
+            const spent = makeGrant({ call_id: callId, expires_at: now + ttl });
+            const twice = { ...makeGrant(), ...spent, token_hash: makeGrant().token_hash };
+            await store.putSpentGrant(spent, now);
+            await store.putGrant(twice);
+            expect(await store.consumeGrant(twice.token_hash, now)).toStrictEqual(twice);
+            const { token_hash: _, id: __, ...one } = row(spent.token_hash);
+            const { token_hash: ___, id: ____, ...two } = row(twice.token_hash);
+            expect(one).toStrictEqual(two);
+            expect(one.consumed_at).toBe(now);
+          },
+        ),
+        { numRuns: 30 },
+      );
     });
   });
 

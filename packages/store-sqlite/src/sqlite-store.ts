@@ -65,12 +65,16 @@ export class SqliteStore extends SqliteLog implements Store {
    *   file cannot be opened.
    */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
-    const { database, synchronous, walCheckpointIntervalMs, busyTimeoutMs } = openDatabase(path, options);
+    const { database, synchronous, walCheckpointIntervalMs, busyTimeoutMs, walSizeLimitBytes } = openDatabase(
+      path,
+      options,
+    );
     return new SqliteStore(database, path, {
       ...options,
       synchronous,
       walCheckpointIntervalMs,
       busyTimeoutMs,
+      walSizeLimitBytes,
     });
   }
 
@@ -192,6 +196,14 @@ export class SqliteStore extends SqliteLog implements Store {
     return this.write(() => {
       conflictOnConstraint('a grant with this token hash exists', () => this.statements.insertGrant.run(row));
     });
+  }
+  /**
+   * Stores a grant already spent at `consumedAt`: one INSERT with `consumed_at` set, committed
+   * like every write (the same commit as `consumeGrant`'s UPDATE would be).
+   * @throws CallgateError `conflict` when a grant with its token hash exists.
+   */
+  async putSpentGrant(grant: StoredGrant, consumedAt: number): Promise<void> {
+    return this.putGrant({ ...grant, consumed_at: consumedAt });
   }
   /** Consumes a grant with one conditional UPDATE inside the write transaction (see resolveApproval). */
   async consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined> {

@@ -4,7 +4,10 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '@callgate/core';
 
-/** What one `PRAGMA wal_checkpoint(PASSIVE)` reported (SQLite's three columns). */
+/**
+ * What one background checkpoint reported: SQLite's three columns of its last
+ * `PRAGMA wal_checkpoint`, and whether it ended with a RESTART.
+ */
 export interface CheckpointResult {
   /** 1 when the checkpoint could not run at all (another checkpoint held the lock), else 0. */
   busy: number;
@@ -12,6 +15,11 @@ export interface CheckpointResult {
   log: number;
   /** Frames of the WAL now copied into the database file. */
   checkpointed: number;
+  /**
+   * True when the WAL file was past its size limit and the checkpoint ended with
+   * `wal_checkpoint(RESTART)`, so the next commit rewinds the log (its three columns are RESTART's).
+   */
+  restarted: boolean;
 }
 
 type Reply = { ok: true; result: CheckpointResult } | { ok: false; message: string; code?: string };
@@ -20,7 +28,16 @@ type Reply = { ok: true; result: CheckpointResult } | { ok: false; message: stri
 // store's module resolved, so the worker loads the same copy whatever the working folder.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { statSync } = require('node:fs');
 const Database = require(workerData.module);
+const walPath = workerData.path + '-wal';
+function walBytes() {
+  try {
+    return statSync(walPath).size;
+  } catch {
+    return 0;
+  }
+}
 const database = new Database(workerData.path, { timeout: workerData.busyTimeoutMs, fileMustExist: true });
 database.pragma('wal_autocheckpoint = 0');
 database.pragma('journal_size_limit = ' + workerData.walSizeLimitBytes);
@@ -31,8 +48,17 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
-    const [row] = database.pragma('wal_checkpoint(PASSIVE)');
-    parentPort.postMessage({ ok: true, result: row });
+    const [passive] = database.pragma('wal_checkpoint(PASSIVE)');
+    // Commits landing while a passive pass copies keep the log from ever being wholly copied, so
+    // under writes that never pause the log is never rewound and the file grows without bound.
+    // Past the limit, RESTART copies the few frames left (holding new writers meanwhile, through
+    // their busy timeout) and waits for readers, so the next commit rewinds the log.
+    if (walBytes() > workerData.walSizeLimitBytes) {
+      const [restart] = database.pragma('wal_checkpoint(RESTART)');
+      parentPort.postMessage({ ok: true, result: { ...restart, restarted: true } });
+    } else {
+      parentPort.postMessage({ ok: true, result: { ...passive, restarted: false } });
+    }
   } catch (error) {
     parentPort.postMessage({ ok: false, message: String(error && error.message), code: error && error.code });
   }
@@ -47,7 +73,10 @@ export interface WalCheckpointerOptions {
   path: string;
   /** Milliseconds the worker's connection waits for a lock when it opens. */
   busyTimeoutMs: number;
-  /** The WAL file is truncated back to this size (bytes) after a checkpoint resets it. */
+  /**
+   * Bound on the WAL file (bytes): past it, a checkpoint ends with `wal_checkpoint(RESTART)` so
+   * the next commit rewinds the log; the rewound file is truncated to this size.
+   */
   walSizeLimitBytes: number;
   logger: Logger;
   /** Checkpoints on the calling thread: used only when the worker cannot start or dies. */
@@ -58,7 +87,10 @@ export interface WalCheckpointerOptions {
  * Runs `PRAGMA wal_checkpoint(PASSIVE)` on a worker thread with a connection of its own (started
  * at the first checkpoint, so a short-lived store never starts one). PASSIVE never waits for
  * readers or writers: it copies the frames no reader still needs and returns; the writer's
- * commits go on meanwhile (SQLite's WAL locking), so nothing acknowledged waits for it. One
+ * commits go on meanwhile (SQLite's WAL locking), so nothing acknowledged waits for it. When the
+ * WAL file is past `walSizeLimitBytes` after that pass, a `wal_checkpoint(RESTART)` follows: it
+ * copies the frames committed during the pass (new commits wait for it, up to their busy timeout)
+ * so the next commit rewinds the log — the bound on the WAL under writes that never pause. One
  * checkpoint at a time: a call while one runs resolves with `undefined` at once. When the
  * worker cannot start or dies, it is told (`warn`) and checkpoints run on the calling thread.
  */

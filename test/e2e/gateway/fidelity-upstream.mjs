@@ -13,7 +13,9 @@
 // - `dupkey`: answers `"structuredContent":{"score":1,"score":2}` (a key given twice) on the wire;
 // - `surrogate`: returns text holding a lone surrogate;
 // - `boom`: throws;
-// - `hang`: never answers.
+// - `hang`: never answers;
+// - `huge`: returns a text of `bytes` bytes (default 16 MiB and 1 KiB: over the gateway's limit
+//   on an upstream's answer, stdio or HTTP).
 import { appendFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -59,6 +61,9 @@ server.registerTool('big', { description: 'Returns big integers', inputSchema: l
 });
 server.registerTool('surrogate', { description: 'Returns a lone surrogate', inputSchema: loose }, () =>
   text('broken \uD800 text'),
+);
+server.registerTool('huge', { description: 'Returns a text of `bytes` bytes', inputSchema: loose }, (args) =>
+  text('h'.repeat(typeof args.bytes === 'number' ? args.bytes : 16 * 1024 * 1024 + 1024)),
 );
 server.registerTool('boom', { description: 'Throws', inputSchema: loose }, () => {
   throw new Error('boom');

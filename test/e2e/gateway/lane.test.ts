@@ -28,7 +28,7 @@ rules:
     when: args.amount <= 1000
     effect: allow
   - id: open
-    match: { tools: [echo, boom, nan, hang, big, dupkey] }
+    match: { tools: [echo, boom, nan, hang, big, dupkey, huge] }
     effect: allow
 `;
 
@@ -300,6 +300,20 @@ describe('the tools/call lane', () => {
       for (const run of await served.engine.store.listRuns())
         checkCallEnds((await served.engine.store.readRunRecords(run.run_id)) as LedgerRecord[]);
   }, 120_000);
+
+  it('fails a call whose upstream answer is over the size limit, over HTTP as over stdio: the same answer and records, a tool-error naming the limit', async () => {
+    const [onLane, onSdk] = await Promise.all([session(lane), session(sdk)]);
+    const call = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"huge","arguments":{}}}';
+    const [a, b] = await Promise.all([onLane(call), onSdk(call)]);
+    const text = await a.text();
+    expect(text).toBe(await b.text());
+    expect(text).toContain('the upstream answer is over the limit of 16777216 bytes (discarded unread)');
+    const [onTheLane, throughSdk] = [await records(lane), await records(sdk)];
+    expect(onTheLane).toEqual(throughSdk);
+    expect(onTheLane).toContainEqual(
+      expect.objectContaining({ type: 'call-end', tool: 'huge', outcome: 'error', error_kind: 'tool-error' }),
+    );
+  }, 60_000);
 
   it('ends a call the client cancels (notifications/cancelled) with no answer, recorded as cancelled', async () => {
     const post = await session(lane);

@@ -13,7 +13,7 @@ import {
   replayPolicy,
   type ToolSpec,
 } from '@callgate/core';
-import { parseBundleText, parseVerifierKey, verifyBundleText } from '@callgate/core/ledger';
+import { parseBundleText, parseVerifierKey, verifyBundleBytes } from '@callgate/core/ledger';
 import { type AnyBundle, type Opening, toolSpecSchema } from '@callgate/protocol';
 import { readServerConfig } from '@callgate/server';
 import { openDataDir } from '@callgate/store-sqlite';
@@ -99,7 +99,10 @@ async function fromBundle(file: string, publicKey: string | undefined) {
     }
   // Replay compares with what was recorded: a bundle that does not verify says nothing reliable
   // (and one that does holds records of a known version, each checked against its schema).
-  const report = verifyBundleText(text, publicKey !== undefined ? { publicKey } : {});
+  // Read by the verifier's one input rule (as callgate verify and POST /v1/verify read a bundle).
+  const verdict = verifyBundleBytes(text, publicKey !== undefined ? { publicKey } : {});
+  if (!verdict.readable) throw new Error(`${file} is not a bundle: it ${verdict.refusal}`);
+  const report = verdict.report;
   if (!report.ok)
     throw new Error(
       `${file} does not verify (${report.failures.length} failed check${report.failures.length === 1 ? '' : 's'}; first: ${report.failures[0]?.check}: ${report.failures[0]?.message}): see callgate verify ${file}`,

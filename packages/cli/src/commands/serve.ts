@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
+import { KEY_ROTATIONS_META_KEY, keyToPin } from '@callgate/core/ledger';
 import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import {
   DEFAULT_MCP_PROFILE,
-  DEFAULT_REQUEST_TIMEOUT_MS,
   readPolicyFile,
   readServerConfig,
   type ServerConfig,
@@ -12,7 +12,8 @@ import {
 } from '@callgate/server';
 import { type Command, Option } from 'commander';
 import { type LogLevel, logLevelOf } from '../log.js';
-import { duration, folderPath, portNumber, refuseTogether } from '../options.js';
+import { folderPath, portNumber, refuseTogether } from '../options.js';
+import { addRequestTimeoutOptions } from '../request-timeouts.js';
 import { startWitnessLoop } from '../witness/loop.js';
 import { openServeEngine } from './serve-store.js';
 import { readServerAddress, writeServerAddress } from './server-address.js';
@@ -123,13 +124,20 @@ export async function runServe(options: ServeOptions): Promise<number> {
     process.removeListener('SIGTERM', stopStarting);
   }
   if (interrupted) await interrupted;
+  // The key to pin: after `callgate log-key rotate`, the first key, which every bundle's rotations
+  // lead from (as `log-key show` and `export` name it), not the key the log signs with now.
+  const rotations = await embedded.store.getMeta(KEY_ROTATIONS_META_KEY);
+  const pin = keyToPin(
+    embedded.verifierKey,
+    rotations === undefined ? [] : (JSON.parse(rotations) as string[]),
+  );
   const telemetry = startTelemetry(process.env);
   let running: Awaited<ReturnType<typeof startServer>>;
   try {
     running = await startServer({
       options: {
         engine: embedded.engine,
-        publicKey: embedded.verifierKey,
+        publicKey: pin,
         logger,
         gateway,
         defaultProfile,
@@ -176,7 +184,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
   print(`  ${store === undefined ? 'data ' : 'store'}      ${embedded.where}`);
   print(`  policy     ${policySource} (${policy.digest})`);
   print(`  tools      ${embedded.engine.registry.specs().length} known`);
-  print(`  log key    ${embedded.verifierKey}`);
+  print(`  log key    ${pin}${pin === embedded.verifierKey ? '' : '   (the key to pin; rotated since)'}`);
+  if (pin !== embedded.verifierKey) print(`  signs with ${embedded.verifierKey}`);
   if (config.webhook) print(`  webhook    ${config.webhook.url}`);
   print(
     `  metrics    ${running.url}/metrics   (health ${running.url}/v1/health, readiness ${running.url}/v1/ready)`,
@@ -266,27 +275,11 @@ export function registerServeCommand(
         '--synchronous <mode>',
         'SQLite durability: NORMAL, or FULL (every commit on disk before it is answered); default synchronous: in the config, else NORMAL',
       ).choices(['NORMAL', 'FULL']),
-    )
-    .option(
-      '--request-timeout <duration>',
-      'longest wait for a whole request, headers and body (30s, 500ms); then 408 and the connection closed (default 30s)',
-      duration,
-    )
-    .option(
-      '--headers-timeout <duration>',
-      'longest wait for a request’s headers; then 408 and the connection closed (default 10s, or --request-timeout when that is shorter; a longer one given is refused)',
-      duration,
-    )
+    );
+  addRequestTimeoutOptions(serve)
     .option('--debug', 'log debug lines too (same as CALLGATE_LOG_LEVEL=debug)')
     .addHelpText('after', context.exitCodes)
-    .action(async (options, command: Command) => {
-      const request = options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
-      // Node holds the headers' clock within the request's: a longer one would silently not apply.
-      if (options.headersTimeout !== undefined && options.headersTimeout > request)
-        command.error(
-          `error: option '--headers-timeout <duration>' (${options.headersTimeout} ms) cannot exceed option '--request-timeout <duration>' (${request} ms${options.requestTimeout === undefined ? ', its default' : ''}): the headers are part of the request`,
-          { exitCode: 2, code: 'callgate.conflictingOption' },
-        );
+    .action(async (options) => {
       context.setExitCode(
         await runServe({
           ...options,

@@ -47,7 +47,7 @@ describe('callgate verify FILE', () => {
     ] as const) {
       const { code, out } = await verifyFile(content, name);
       expect(code, name).toBe(2);
-      expect(out[0], name).toMatch(/^callgate verify: cannot read .*: /);
+      expect(out[0], name).toMatch(/^callgate verify: .* is not a bundle: it is not JSON: /);
     }
     const out: string[] = [];
     expect(await runVerify(join(folder, 'absent.json'), { out: (line) => out.push(line) })).toBe(2);

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseVerifierKey, parseWitnessKey, verifyBundleText } from '@callgate/core/ledger';
+import { parseVerifierKey, parseWitnessKey, verifyBundleBytes } from '@callgate/core/ledger';
 import { count } from '../format.js';
 
 export interface VerifyOptions {
@@ -43,7 +43,7 @@ function badArguments(options: VerifyOptions): string | undefined {
  * `callgate verify FILE`: every check of a bundle, offline, read losslessly (a record line with a
  * duplicate key or not in its canonical form fails, naming its line). Exit code 0 when all hold,
  * 1 when any fails (a witness that did not cosign included), 2 when the file cannot be read or is
- * not JSON, or when an argument is malformed (a `--public-key` or `--witness` that is not a key, a
+ * no bundle's text (empty, a UTF-8 byte-order mark first, not UTF-8, not JSON; `verifyBundleBytes`), or when an argument is malformed (a `--public-key` or `--witness` that is not a key, a
  * `--quorum` larger than the number of `--witness` keys).
  */
 export async function runVerify(file: string, options: VerifyOptions): Promise<number> {
@@ -59,24 +59,20 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
     options.out(`callgate verify: cannot read ${file}: ${(error as Error).message}`);
     return 2;
   }
-  // The file's bytes are verified as read (its records decoded once, in their fastest form); only
-  // a bundle refused before any record was checked is parsed whole, to tell a file that is not
-  // JSON (exit code 2) from a bundle that fails.
-  const report = verifyBundleText(input, {
+  // The file's bytes are verified as read, by the one input rule `POST /v1/verify` follows too:
+  // bytes that are no bundle's text (empty, a byte-order mark first, not UTF-8, not JSON) exit 2.
+  const verdict = verifyBundleBytes(input, {
     ...(options.publicKey ? { publicKey: options.publicKey } : {}),
     ...(options.strict ? { strict: true } : {}),
     ...(options.expectSize !== undefined ? { expectSize: options.expectSize } : {}),
     ...(options.witness?.length ? { witnesses: options.witness } : {}),
     ...(options.quorum !== undefined ? { quorum: options.quorum } : {}),
   });
-  if (!report.ok && report.records === 0) {
-    try {
-      JSON.parse(input.toString('utf8'));
-    } catch (error) {
-      options.out(`callgate verify: cannot read ${file}: ${(error as Error).message}`);
-      return 2;
-    }
+  if (!verdict.readable) {
+    options.out(`callgate verify: ${file} is not a bundle: it ${verdict.refusal}`);
+    return 2;
   }
+  const report = verdict.report;
   if (options.json) {
     options.out(JSON.stringify(report, null, 2));
   } else {

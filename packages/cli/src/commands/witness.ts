@@ -3,8 +3,16 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { resolve } from 'node:path';
 import { parseVerifierKey, Witness, witnessSignerFromPrivateKey } from '@callgate/core/ledger';
+import {
+  answerClientErrors,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  drainBeforeClose,
+  requestTimeoutOptions,
+} from '@callgate/server';
 import type { Command } from 'commander';
-import { folderPath, portNumber } from '../options.js';
+import { folderPath, portNumber, verifierKeys } from '../options.js';
+import { addRequestTimeoutOptions } from '../request-timeouts.js';
 import { FileWitnessState, loadOrCreateWitnessKey } from '../witness/files.js';
 
 /** Default key name of a witness (the first part of its vkey). */
@@ -19,6 +27,10 @@ export interface WitnessServeOptions {
   name?: string;
   host?: string;
   port?: number;
+  /** Longest wait for a request's headers, ms (default `DEFAULT_HEADERS_TIMEOUT_MS`, 10 s); then 408. */
+  headersTimeout?: number;
+  /** Longest wait for a whole request, ms (default `DEFAULT_REQUEST_TIMEOUT_MS`, 30 s); then 408. */
+  requestTimeout?: number;
 }
 
 /** A running witness: its vkey, URL and how to stop it. */
@@ -28,15 +40,33 @@ export interface RunningWitness {
   close(): Promise<void>;
 }
 
-async function readBody(request: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * The body of `request` as UTF-8 text, or undefined when it is over {@link MAX_BODY_BYTES} (then
+ * read no further: the 413 goes out at once, and `drainBeforeClose` reads the rest off the wire
+ * before the connection closes).
+ */
+function readBody(request: IncomingMessage): Promise<string | undefined> {
+  const declared = Number.parseInt(request.headers['content-length'] ?? '', 10);
+  if (declared > MAX_BODY_BYTES) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) {
+        chunks.push(chunk);
+        return;
+      }
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.pause();
+      resolve(undefined);
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks).toString('utf8'));
+    request.on('data', onData);
+    request.once('end', onEnd);
+    request.once('error', reject);
+  });
 }
 
 /**
@@ -53,7 +83,13 @@ export async function startWitness(options: WitnessServeOptions): Promise<Runnin
     loadOrCreateWitnessKey(folder),
   );
   const witness = new Witness({ signer, logs, state: new FileWitnessState(folder) });
-  const server: Server = createServer((request, response) => {
+  // The limits `callgate serve` holds requests to: a client that sends half a request does not
+  // hold a connection for as long as it likes.
+  const timeouts = {
+    headersTimeoutMs: options.headersTimeout ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS,
+  };
+  const server: Server = createServer(requestTimeoutOptions(timeouts), (request, response) => {
     if (request.url !== '/add-checkpoint' || request.method !== 'POST') {
       response.writeHead(request.url === '/add-checkpoint' ? 405 : 404, { 'content-type': 'text/plain' });
       response.end(request.url === '/add-checkpoint' ? 'POST only\n' : 'not found\n');
@@ -72,6 +108,9 @@ export async function startWitness(options: WitnessServeOptions): Promise<Runnin
         response.writeHead(500, { 'content-type': 'text/plain' }).end(`${(error as Error).message}\n`);
       });
   });
+  answerClientErrors(server, timeouts);
+  // A 413 sent before the body was read reaches a client still writing it.
+  drainBeforeClose(server, { timeoutMs: timeouts.requestTimeoutMs });
   await new Promise<void>((ready, fail) => {
     server.once('error', fail);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => ready());
@@ -97,18 +136,15 @@ export function registerWitnessCommands(
   const witness = program
     .command('witness')
     .description('a witness for callgate logs (C2SP tlog-witness): its own key, state and process');
-  witness
+  const serve = witness
     .command('serve')
     .description('cosign checkpoints of the given logs, each only if consistent with the last one cosigned')
     .requiredOption('--data <dir>', "the witness's folder (its key and state)", folderPath)
-    .requiredOption(
-      '--log <key>',
-      'verifier key of a log to witness (repeatable)',
-      (value: string, previous: string[] = []) => [...previous, value],
-    )
+    .requiredOption('--log <key>', 'verifier key of a log to witness (repeatable)', verifierKeys)
     .option('--name <name>', `the witness's key name (default ${DEFAULT_WITNESS_NAME})`)
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
-    .option('--port <port>', 'port to listen on (default 0: a free one)', portNumber)
+    .option('--port <port>', 'port to listen on (default 0: a free one)', portNumber);
+  addRequestTimeoutOptions(serve)
     .addHelpText('after', context.exitCodes)
     .action(async (options: WitnessServeOptions) => {
       const running = await startWitness(options);

@@ -46,6 +46,7 @@ describe('@callgate/core/ledger public API', () => {
         "signKeyRotation",
         "timelineOf",
         "verifyBundle",
+        "verifyBundleBytes",
         "verifyBundleText",
         "verifyConsistency",
         "verifyInclusion",

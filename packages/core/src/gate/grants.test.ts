@@ -2,7 +2,8 @@ import { CallgateError } from '@callgate/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../store/memory-store.js';
-import { consumeGrant, grantTokenHash, issueGrant } from './grants.js';
+import type { Store } from '../store/store.js';
+import { consumeGrant, grantTokenHash, issueConsumedGrants, issueGrant } from './grants.js';
 
 const binding = {
   run_id: 'run-1',
@@ -77,6 +78,56 @@ describe('grants', () => {
         },
       ),
       { numRuns: 50 },
+    );
+  });
+
+  it('issued already spent leave what a put and a consume leave, with or without putSpentGrant', async () => {
+    // The store without putSpentGrant takes the two writes; the one with it, one write each.
+    const twoWrites = (store: MemoryStore): Store =>
+      new Proxy(store, {
+        get: (target, name) =>
+          name === 'putSpentGrant' ? undefined : Reflect.get(target, name, target)?.bind?.(target),
+      });
+    const name = fc.string({ minLength: 1, maxLength: 8 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.record({ run_id: name, call_id: name, tool: name }), {
+          minLength: 1,
+          maxLength: 4,
+          selector: (value) => JSON.stringify(value),
+        }),
+        fc.integer({ min: -5, max: 120_000 }),
+        fc.integer({ min: 0, max: 2_000_000_000_000 }),
+        async (calls, ttlMs, now) => {
+          const bindings = calls.map((call) => ({ ...call, arguments_digest: binding.arguments_digest }));
+          const settled = async (store: Store) => {
+            const issued = await issueConsumedGrants(store, bindings, ttlMs, now).then(
+              (grants) => ({ grants }),
+              (error: CallgateError) => ({ error: error.kind }),
+            );
+            const state = [];
+            for (const bound of bindings)
+              state.push({
+                consumed: await store.grantConsumed(bound),
+                open: await store.findGrants({
+                  tool: bound.tool,
+                  arguments_digest: bound.arguments_digest,
+                  now,
+                }),
+              });
+            return { issued, state };
+          };
+          const one = await settled(new MemoryStore());
+          const two = await settled(twoWrites(new MemoryStore()));
+          expect('grants' in one.issued).toBe('grants' in two.issued);
+          expect(one.state).toStrictEqual(two.state);
+          if ('grants' in one.issued && 'grants' in two.issued) {
+            const shape = (grants: { token: string }[]) => grants.map(({ token: _, ...rest }) => rest);
+            expect(shape(one.issued.grants)).toStrictEqual(shape(two.issued.grants));
+          } else expect(one.issued).toStrictEqual(two.issued);
+        },
+      ),
+      { numRuns: 100 },
     );
   });
 

@@ -53,9 +53,10 @@ export async function issueGrant(
 
 /**
  * Issues a grant for each binding and consumes it at once, for a caller that runs the calls
- * itself right after the decision: both writes of every grant are queued in the same turn, so
- * a store that commits per turn (SQLite) commits them in one transaction, and the grant exists
- * only as spent (it can never be honoured for another call, e.g. by the gateway).
+ * itself right after the decision: the grant exists only as spent (it can never be honoured for
+ * another call, e.g. by the gateway). A store with `putSpentGrant` (SQLite, memory) stores each
+ * grant spent in one write; otherwise both writes of every grant are queued in the same turn, so
+ * a store that commits per turn commits them in one transaction.
  *
  * @returns the grants, in order (their tokens are already spent).
  * @throws CallgateError `grant-invalid` when the store did not consume a grant it just stored.
@@ -67,6 +68,13 @@ export async function issueConsumedGrants(
   now: number,
 ): Promise<Grant[]> {
   const minted = bindings.map((binding) => mintGrant(binding, ttlMs, now));
+  if (store.putSpentGrant && ttlMs > 0) {
+    // One write per grant instead of two, leaving the same row (a grant with expires_at > now
+    // is always consumable at once; ttlMs <= 0 takes the path below, which refuses it).
+    const putSpent = store.putSpentGrant.bind(store);
+    await Promise.all(minted.map(({ stored }) => putSpent(stored, now)));
+    return minted.map(({ grant }) => grant);
+  }
   const writes: Promise<unknown>[] = [];
   const consumed: Promise<StoredGrant | undefined>[] = [];
   for (const { stored } of minted) {

@@ -11,6 +11,7 @@ import {
   type PolicyDocument,
   type PolicyRuleDocument,
 } from './types.js';
+import { wholeNumberProblem } from './whole-number.js';
 
 const TOP_KEYS = [
   'version',
@@ -166,13 +167,9 @@ class DocumentReader {
     const limit = this.keys(value, path, ['max_calls']);
     if (!('max_calls' in limit)) return {};
     const maxCalls = limit.max_calls;
-    if (typeof maxCalls !== 'number' || !Number.isSafeInteger(maxCalls) || maxCalls < 0) {
-      this.fail(
-        [...path, 'max_calls'],
-        `expected a whole number of calls, 0 or more (got ${describe(maxCalls)})`,
-      );
-    }
-    return { max_calls: maxCalls };
+    const problem = wholeNumberProblem(maxCalls, { minimum: 0 }, describe(maxCalls));
+    if (problem !== undefined) this.fail([...path, 'max_calls'], `a number of calls: ${problem}`);
+    return { max_calls: maxCalls as number };
   }
 
   private trust(value: unknown): PolicyDocument['trust'] {

@@ -44,6 +44,43 @@ describe('parseDuration', () => {
   });
 });
 
+describe('parseDuration, read exactly', () => {
+  it('refuses digits a double would round to whole milliseconds, instead of rounding them', () => {
+    for (const value of [
+      '1.00000000000000001s',
+      '1000.00000000000001ms',
+      '0.99999999999999999s',
+      '2.0000000000000000001m',
+    ])
+      expect(parseDuration(value)).toEqual({
+        problem: `duration ${JSON.stringify(value)} is finer than a millisecond`,
+      });
+    // Trailing zeros are the same number: still whole milliseconds.
+    expect(parseDuration('1.000000000000000000000s')).toEqual({ ms: 1000 });
+  });
+
+  it('takes a decimal amount exactly when it comes to whole milliseconds, whatever its length (generated)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.stringMatching(/^[0-9]{1,25}$/),
+        fc.constantFrom('ms', 's', 'm', 'h'),
+        (whole, fraction, unit) => {
+          const factor = { ms: 1n, s: 1_000n, m: 60_000n, h: 3_600_000n }[unit] as bigint;
+          const scaled = BigInt(`${whole}${fraction}`) * factor;
+          const divisor = 10n ** BigInt(fraction.length);
+          const parsed = parseDuration(`${whole}.${fraction}${unit}`);
+          if (scaled % divisor !== 0n)
+            expect(parsed).toEqual({ problem: expect.stringMatching(/finer than a millisecond/) });
+          else if (scaled === 0n) expect(parsed).toHaveProperty('problem');
+          else if (scaled / divisor > BigInt(MAX_DURATION_MS)) expect(parsed).toHaveProperty('problem');
+          else expect(parsed).toEqual({ ms: Number(scaled / divisor) });
+        },
+      ),
+    );
+  });
+});
+
 describe('formatDuration', () => {
   it('prints durations the way people read them', () => {
     expect(formatDuration(0.3)).toBe('0.3 ms');

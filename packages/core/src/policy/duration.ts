@@ -19,7 +19,8 @@ const tooLong = (given: string) =>
  * Accepts a positive safe integer (milliseconds) or a string `<number>[ ]<ms|s|m|h>` whose number
  * may have a fraction (`500ms`, `1.5s`, `30 s`, `5m`, `1h`) as long as it comes to a whole number
  * of milliseconds. Refuses zero, negative numbers, unitless strings, other units (`5 min`, `2d`)
- * anything finer than a millisecond (`0.5ms`) and anything over {@link MAX_DURATION_MS}.
+ * anything finer than a millisecond (`0.5ms`, `1.00000000000000001s`: the decimal is read exactly,
+ * never rounded through a double) and anything over {@link MAX_DURATION_MS}.
  *
  * @param written the number as its source wrote it (`99999999999999999999`, not the double it
  *   reads as), quoted by the messages; default `String(value)`.
@@ -35,15 +36,17 @@ export function parseDuration(value: unknown, written = String(value)): { ms: nu
     const amount = parts?.[1];
     const unit = parts?.[2];
     if (amount !== undefined && unit !== undefined) {
-      const exact = Number(amount) * (UNIT_MS[unit] ?? 1);
-      // 1.1 * 1000 is 1100.0000000000002: round away float noise, then insist on whole ms.
-      const ms = Math.round(exact);
-      if (Math.abs(exact - ms) > 1e-6 * Math.max(1, ms))
+      // In exact decimal arithmetic, never through a double: `1.00000000000000001s` is not 1000
+      // ms rounded, it is finer than a millisecond (docs/ledger.md, invariant 4).
+      const [whole = '', fraction = ''] = amount.split('.');
+      const scaled = BigInt(whole + fraction) * BigInt(UNIT_MS[unit] ?? 1);
+      const divisor = 10n ** BigInt(fraction.length);
+      if (scaled % divisor !== 0n)
         return { problem: `duration ${JSON.stringify(value)} is finer than a millisecond` };
-      if (Number.isSafeInteger(ms) && ms > MAX_DURATION_MS)
-        return { problem: tooLong(JSON.stringify(value)) };
-      if (Number.isSafeInteger(ms) && ms > 0) return { ms };
-      return { problem: `duration ${JSON.stringify(value)} must be positive and not too large` };
+      const ms = scaled / divisor;
+      if (ms > BigInt(MAX_DURATION_MS)) return { problem: tooLong(JSON.stringify(value)) };
+      if (ms > 0n) return { ms: Number(ms) };
+      return { problem: `duration ${JSON.stringify(value)} must be longer than 0` };
     }
   }
   return {

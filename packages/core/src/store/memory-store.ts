@@ -148,6 +148,9 @@ export class MemoryStore implements Store {
     if (open) open.push(stored);
     else this.#openGrants.set(key, [stored]);
   }
+  async putSpentGrant(grant: StoredGrant, consumedAt: number): Promise<void> {
+    return this.putGrant({ ...grant, consumed_at: consumedAt });
+  }
   async consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined> {
     const grant = this.#grants.get(tokenHash);
     if (!grant || grant.consumed_at !== undefined || grant.expires_at <= now) return undefined;

@@ -141,6 +141,14 @@ export interface Store {
    */
   consumeGrant(tokenHash: string, now: number): Promise<StoredGrant | undefined>;
   /**
+   * Optional: stores `grant` already spent at `consumedAt` (epoch ms), in one write, leaving
+   * exactly what `putGrant` then `consumeGrant(token_hash, consumedAt)` leave (for a grant with
+   * `expires_at > consumedAt`). Only for a store where that one write is as durable as
+   * `consumeGrant`'s; without it, a grant issued already spent costs both writes.
+   * @throws CallgateError `conflict` when a grant with the same token hash exists.
+   */
+  putSpentGrant?(grant: StoredGrant, consumedAt: number): Promise<void>;
+  /**
    * Whether a grant bound to exactly this run, call, tool and arguments digest has been consumed
    * (by any process sharing the store): what an outcome claiming `grant_consumed` is held to.
    */

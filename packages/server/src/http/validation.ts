@@ -25,6 +25,22 @@ export function formatPath(where: string, path: readonly PropertyKey[]): string 
 export const BODY_MAX_DEPTH = 80;
 
 /**
+ * Refuses a body declared as anything but JSON (`application/json`, `application/…+json`); no
+ * Content-Type is taken as JSON.
+ * @throws CallgateError `request-invalid` (path `body`) naming the type given.
+ */
+export function refuseOtherContentType(contentType: string | undefined): void {
+  if (contentType !== undefined && !/^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType.trim()))
+    throw new CallgateError(
+      'request-invalid',
+      `body: expected Content-Type application/json, got ${contentType}`,
+      {
+        path: 'body',
+      },
+    );
+}
+
+/**
  * Parses a JSON request body (RFC 8259) with core's strict parser, so that what the gate sees is
  * exactly what was sent: a key given twice with different values is refused, an integer beyond
  * ±(2^53−1) (which `JSON.parse` would silently round) keeps its digits, and keys
@@ -39,15 +55,7 @@ export const BODY_MAX_DEPTH = 80;
  */
 export function parseJsonBody(text: string, contentType: string | undefined, limit: number): unknown {
   if (text.trim() === '') return {};
-  if (contentType !== undefined && !/^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType.trim())) {
-    throw new CallgateError(
-      'request-invalid',
-      `body: expected Content-Type application/json, got ${contentType}`,
-      {
-        path: 'body',
-      },
-    );
-  }
+  refuseOtherContentType(contentType);
   try {
     // Unsafe integers keep their digits here (lossless-json numbers): the gate refuses them in
     // tool arguments call by call, quoting the digits as sent, and commits results and messages

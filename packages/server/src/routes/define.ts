@@ -6,15 +6,17 @@ import { limitBody, readUtf8 } from '../http/body-limit.js';
 import { errorResponseOf } from '../http/errors.js';
 import { precompileSchema } from '../http/precompile.js';
 import type { ApiKeyRole } from '../http/schemas.js';
-import { DEFAULT_BODY_LIMIT, parseJsonBody, parseWith } from '../http/validation.js';
+import { DEFAULT_BODY_LIMIT, parseJsonBody, parseWith, refuseOtherContentType } from '../http/validation.js';
 import { findApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
 
 /** What a route handler receives: the validated body and query, the path parameters and the key. */
 export interface RouteInput<Body, Query> {
   body: Body;
-  /** The body's text as received (UTF-8 decoded); empty for a route without a body. */
+  /** The body's text as received (UTF-8 decoded); empty for a route without a body or with `bodyBytes`. */
   bodyText: string;
+  /** The body's bytes as received, unparsed, on a route with `bodyBytes` (else empty). */
+  bodyBytes: Uint8Array;
   query: Query;
   params: Record<string, string>;
   /** The authenticated key (a placeholder `public` row on routes without auth). */
@@ -38,6 +40,11 @@ export interface Route<BodySchema extends z.ZodType = z.ZodType, QuerySchema ext
   body?: BodySchema;
   /** Largest body in bytes; default {@link DEFAULT_BODY_LIMIT}. */
   bodyLimit?: number;
+  /**
+   * The handler reads the body's bytes itself (`bodyBytes`), unparsed: `body` then only
+   * describes it in the OpenAPI document (its Content-Type is still held to JSON).
+   */
+  bodyBytes?: true;
   query?: QuerySchema;
   /** Success status; default 200. */
   status?: 200 | 201;
@@ -54,6 +61,8 @@ export function defineRoute<BodySchema extends z.ZodType, QuerySchema extends z.
 ): Route {
   return route as unknown as Route;
 }
+
+const NO_BYTES = new Uint8Array(0);
 
 const PUBLIC_KEY_ROW: ApiKeyRow = { key_hash: '', name: 'public', role: 'agent', created_at: 0 };
 
@@ -172,7 +181,11 @@ export function mountRoutes(app: Hono, server: ServerContext, routes: readonly R
         const query = route.query ? parseWith(route.query, c.req.query(), 'query') : {};
         let body: unknown = {};
         let bodyText = '';
-        if (route.body) {
+        let bodyBytes = NO_BYTES;
+        if (route.body && route.bodyBytes) {
+          bodyBytes = new Uint8Array(await c.req.raw.arrayBuffer());
+          if (bodyBytes.length > 0) refuseOtherContentType(c.req.header('content-type'));
+        } else if (route.body) {
           bodyText = await readUtf8(c.req.raw);
           body = parseWith(route.body, parseJsonBody(bodyText, c.req.header('content-type'), limit), 'body');
         }
@@ -182,6 +195,7 @@ export function mountRoutes(app: Hono, server: ServerContext, routes: readonly R
           result = await route.handler({
             body,
             bodyText,
+            bodyBytes,
             query,
             params: c.req.param(),
             key,

@@ -1,5 +1,5 @@
 import { readArguments } from '@callgate/core';
-import { argumentsDigestOf, verifyBundleText } from '@callgate/core/ledger';
+import { argumentsDigestOf, verifyBundleBytes } from '@callgate/core/ledger';
 import {
   bundleSchema,
   bundleV2Schema,
@@ -95,14 +95,19 @@ export function ledgerRoutes(server: ServerContext): Route[] {
       bodyLimit: DEFAULT_BUNDLE_LIMIT,
       query: verifyQuery,
       response: verifyReportSchema,
-      async handler({ bodyText, query }) {
-        // The bytes as sent, read losslessly as `callgate verify` reads a file (every line held to
-        // its exact text): the parsed body would let another text of the same values verify.
-        return verifyBundleText(bodyText, {
+      bodyBytes: true,
+      async handler({ bodyBytes, query }) {
+        // The bytes as sent, read by the one input rule `callgate verify FILE` follows
+        // (`verifyBundleBytes`): every line held to its exact text, and bytes that are no
+        // bundle's text (empty, a byte-order mark first, not UTF-8, not JSON) refused as input.
+        const verdict = verifyBundleBytes(bodyBytes, {
           publicKey: query.public_key ?? server.publicKey,
           ...(flagOn(query.strict) ? { strict: true } : {}),
           ...(query.expect_size !== undefined ? { expectSize: query.expect_size } : {}),
         });
+        if (!verdict.readable)
+          throw new CallgateError('request-invalid', `body: the bundle ${verdict.refusal}`, { path: 'body' });
+        return verdict.report;
       },
     }),
   ];

@@ -2,6 +2,7 @@
 // internal class name), with its path; a page size says what it must be and quotes what was given;
 // an outcome for a call whose approval was denied says it was denied.
 import { testApp } from '@callgate/testing/server';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 const raw = { 'content-type': 'application/json' };
@@ -93,6 +94,60 @@ describe('page sizes', () => {
       expect(listed.json.error.message).toBe(
         `query.limit: must be an integer 1..1000 (got ${JSON.stringify(given)})`,
       );
+    }
+  });
+});
+
+describe('numbers in a query string', () => {
+  it('are read exactly or refused, never rounded: limit, expect_size, wait (generated)', async () => {
+    const { call, keys } = await testApp();
+    const run = await call('POST', '/v1/runs', { key: keys.agent, body: { framework: 'vitest' } });
+    const decided = await call('POST', `/v1/runs/${run.json.run_id}/decisions`, {
+      key: keys.agent,
+      body: { calls: [{ id: 'w1', tool: 'send_invoice', arguments: { to: 'acme', amount: 5000 } }] },
+    });
+    const approvalId = decided.json.verdicts[0].approval.id as string;
+    const queries = [
+      {
+        name: 'limit',
+        path: (value: string) => `/v1/runs?limit=${value}`,
+        exact: (value: string) => /^\d{1,16}$/.test(value) && Number(value) >= 1 && Number(value) <= 1000,
+      },
+      {
+        name: 'wait',
+        path: (value: string) => `/v1/approvals/${approvalId}?wait=${value}`,
+        // Whole milliseconds 0..60 s; an answered approval is not waited for, so nothing hangs.
+        exact: (value: string) => /^\d{1,2}(?:\.\d{1,3})?$/.test(value) && Number(value) <= 60,
+      },
+    ];
+    await call('POST', `/v1/approvals/${approvalId}/deny`, { key: keys.reviewer, body: {} });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...queries),
+        fc.oneof(
+          fc.stringMatching(/^\d{1,3}(?:\.\d{1,20})?$/),
+          fc.constantFrom('1e2', '10.0000000000000001', '1.00000000000000001', ' 5', '+5', '0x10', '60.0001'),
+        ),
+        async (query, value) => {
+          const answer = await call('GET', query.path(encodeURIComponent(value)), { key: keys.reviewer });
+          expect(answer.status, `${query.name}=${value}`).toBe(query.exact(value) ? 200 : 400);
+          if (answer.status === 400) expect(answer.json.error.message).toContain(`query.${query.name}: `);
+        },
+      ),
+      { numRuns: 60 },
+    );
+    const bundle = await call('GET', `/v1/runs/${run.json.run_id}/bundle`, { key: keys.reviewer });
+    for (const [value, status] of [
+      ['3', 200],
+      ['3.0', 400],
+      ['2.0000000000000001', 400],
+      ['9007199254740993', 400],
+    ] as const) {
+      const verified = await call('POST', `/v1/verify?expect_size=${value}`, {
+        key: keys.reviewer,
+        body: bundle.json,
+      });
+      expect(verified.status, `expect_size=${value}`).toBe(status);
     }
   });
 });

@@ -6,6 +6,7 @@
 // whole (each line's text is made from its bytes as it is read, and is garbage after), and each
 // line is hashed from its bytes (its UTF-8 encoding, no re-encoding); else from the decoded text.
 import { isAscii } from 'node:buffer';
+import type { LedgerRecord } from '@callgate/protocol';
 import { sha256Into } from '../../crypto.js';
 import {
   closingLineAt,
@@ -16,6 +17,7 @@ import {
   unclosed,
   wholeBundle,
 } from '../bundle-text.js';
+import { readRecordLine } from '../record-line-reader.js';
 import { hashCanonicalText, type RecordSource } from './record-source.js';
 
 /** The record lines of a bundle file's text after its first line. */
@@ -90,6 +92,19 @@ export class LineRecords implements RecordSource {
     return this.#body === undefined
       ? (this.#bytes as Buffer).toString('latin1', start, end)
       : this.#body.slice(start, end);
+  }
+
+  /**
+   * The fields the record checks read of record `index` when its line is read from ASCII bytes and
+   * the no-object reader is certain of it (canonical JSON of a valid ledger record: see
+   * `readRecordLine`), in the pass's order; else undefined, and `read` decides the line.
+   */
+  readChecked(index: number): LedgerRecord | undefined {
+    const bytes = this.#bytes;
+    if (bytes === undefined || index !== this.#read || index === this.#missingComma) return undefined;
+    const fields = readRecordLine(bytes, this.#starts[index] as number, this.#ends[index] as number);
+    if (fields !== undefined) this.#read = index + 1;
+    return fields;
   }
 
   read(index: number): unknown {

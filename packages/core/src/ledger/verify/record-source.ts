@@ -4,6 +4,7 @@
 // canonical bytes into the leaves buffer: RFC 9162 leaf hash SHA-256(0x00 ‖ bytes), and for a
 // version 1 record its chain digest SHA-256(bytes) (a version 2 record's chain digest is its leaf
 // hash).
+import type { LedgerRecord } from '@callgate/protocol';
 import { sha256Into } from '../../crypto.js';
 import { canonicalOfParsed } from '../plain-canonical.js';
 
@@ -18,6 +19,11 @@ export interface RecordSource {
    *   RFC 8785 canonical JSON (then the whole file is refused, naming the line).
    */
   read(index: number): unknown;
+  /**
+   * When the source can vouch for record `index` without parsing it (a file line the no-object
+   * reader is certain of), the fields the record checks read; else undefined (use `read`).
+   */
+  readChecked?(index: number): LedgerRecord | undefined;
   /**
    * Writes the leaf hash of record `index` (`item`, as just read) into `leaves` at 32·index, and
    * when it is version 1 (`version2` false) its chain digest into `chain` at 32·index.

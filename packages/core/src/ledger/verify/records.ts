@@ -114,8 +114,10 @@ export function checkRecords(
   let previousSeq: number | undefined;
 
   for (let index = 0; index < count; index++) {
-    const item = source.read(index);
-    const record = checkShape(item, findings);
+    // A line the no-object reader is certain of needs no parse and no shape check.
+    const checkedFields = source.readChecked?.(index);
+    const item = checkedFields ?? source.read(index);
+    const record = checkedFields ?? checkShape(item, findings);
     seqs[index] = record === undefined ? Number.NaN : record.seq;
     const at = index * HASH_SIZE;
     const version2 = (item as { v?: unknown } | null)?.v === 2;
