@@ -1,8 +1,27 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpClientTransport } from './http-client.js';
+
+/** A self-signed certificate for 127.0.0.1 and its key, made for this test alone (trusted by nothing). */
+const SELF_SIGNED_CERT = `-----BEGIN CERTIFICATE-----
+MIIBkDCCATagAwIBAgIUJXN7iEuxo7u3q+JWwfE9rMbNwH8wCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJMTI3LjAuMC4xMCAXDTI2MTIwMzE2MjkxNVoYDzIxMjYxMTA5
+MTYyOTE1WjAUMRIwEAYDVQQDDAkxMjcuMC4wLjEwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAATxEV/j8oYTG1VL8kDRe6IdutVZ4/1dNIqnwN4q6oXzcC4Vyy/sJ4V1
+c++QFeIFiOV/3EEihfcbJt5O+9L9rgHro2QwYjAdBgNVHQ4EFgQU93zeHbvm7sM7
+057a/BAdAhs91DkwHwYDVR0jBBgwFoAU93zeHbvm7sM7057a/BAdAhs91DkwDwYD
+VR0TAQH/BAUwAwEB/zAPBgNVHREECDAGhwR/AAABMAoGCCqGSM49BAMCA0gAMEUC
+IA+fjED8ZH9uh6l8ZfvgVZaA6mxO4LR4e57hR8oSJJdHAiEA8q+Yd2PeomORFvoB
+fJDeoZVcDKHhuCSfjbdmS1T2rTY=
+-----END CERTIFICATE-----`;
+const SELF_SIGNED_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgrkSlT1aX2K3Bzm+8
+lQW1UuQCQzfoSsgEKdOyrEfkuWKhRANCAATxEV/j8oYTG1VL8kDRe6IdutVZ4/1d
+NIqnwN4q6oXzcC4Vyy/sJ4V1c++QFeIFiOV/3EEihfcbJt5O+9L9rgHr
+-----END PRIVATE KEY-----`;
 
 type Handler = (request: IncomingMessage, body: string, response: ServerResponse) => void;
 
@@ -131,5 +150,20 @@ describe('HttpClientTransport (undici POSTs)', () => {
     await expect(
       transport(refused).call('tools/call', { name: 'echo' }, { timeoutMs: 5_000 }),
     ).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('speaks TLS to an https upstream and refuses a certificate nothing vouches for', async () => {
+    let reached = false;
+    const server = createTlsServer({ cert: SELF_SIGNED_CERT, key: SELF_SIGNED_KEY }, (_request, response) => {
+      reached = true;
+      response.writeHead(500).end();
+    });
+    servers.push(server);
+    await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+    const url = new URL(`https://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+    await expect(transport(url).call('tools/call', { name: 'echo' }, { timeoutMs: 5_000 })).rejects.toThrow(
+      /self[- ]signed certificate/,
+    );
+    expect(reached).toBe(false);
   });
 });
