@@ -201,7 +201,16 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--runs", type=int, default=8, help="agent runs per configuration and round")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--warmup-runs",
+        type=int,
+        default=1,
+        help="agent runs per configuration and system before measuring (the same for callgate and the peer; "
+        "1 measures servers that have just started, more measures servers that have run a while)",
+    )
     options = parser.parse_args()
+    if options.warmup_runs < 1:
+        parser.error(f"--warmup-runs must be at least 1, got {options.warmup_runs}")
 
     durabilities = {"default": ("NORMAL", "ack-on-write"), "strongest": ("FULL", "ack-on-fsync")}
     widths = {"single": 1, "parallel": 5}
@@ -212,11 +221,14 @@ def main() -> int:
     cpu: dict[tuple[str, str, str], dict[str, float]] = {}
     loads: list[float] = []
     try:
-        for name in durabilities:  # warm-up: connections, tool specs, imports
-            for width in widths.values():
-                for system in systems[name].values():
-                    system.agent_run(width)
-                plain_run(width)
+        # warm-up: connections, tool specs, imports; with --warmup-runs > 1 also the servers' hot paths
+        print(f"warm-up: {options.warmup_runs} agent run(s) per configuration and system", flush=True)
+        for _ in range(options.warmup_runs):
+            for name in durabilities:
+                for width in widths.values():
+                    for system in systems[name].values():
+                        system.agent_run(width)
+                    plain_run(width)
         for round_number in range(options.rounds):
             load = os.getloadavg()[0]
             loads.append(round(load, 2))
@@ -238,10 +250,17 @@ def main() -> int:
             for system in pair.values():
                 system.stop()
 
-    results: dict[str, Any] = {"rounds": options.rounds, "runs": options.runs, "steps": STEPS, "load": loads}
+    results: dict[str, Any] = {
+        "rounds": options.rounds,
+        "runs": options.runs,
+        "warmup_runs": options.warmup_runs,
+        "steps": STEPS,
+        "load": loads,
+    }
     print(
         f"\nper allowed call, overhead over no hook (median step − median step without, ÷ calls per step), "
-        f"{options.rounds} interleaved rounds, load {min(loads):.2f}–{max(loads):.2f}"
+        f"{options.rounds} interleaved rounds after {options.warmup_runs} warm-up run(s), "
+        f"load {min(loads):.2f}–{max(loads):.2f}"
     )
     print(
         f"{'durability':11}{'shape':10}{'none ms/step':>14}{'callgate ms':>13}{'peer ms':>10}{'ratio':>8}"

@@ -2,7 +2,7 @@
 # Side-by-side benchmark against the closest Python peer: installs tracekit-ai 1.4.2 from PyPI
 # into bench/peers/.venv (with haystack-ai and this checkout's callgate-haystack), then runs
 # peer_bench.py and writes bench/results/peers.json. Needs a build (npm run build) for the server.
-# Usage: bench/peers/run.sh [--rounds 5] [--runs 8]
+# Usage: bench/peers/run.sh [--rounds 5] [--runs 8] [--warmup-runs 1]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VENV=bench/peers/.venv
