@@ -167,6 +167,11 @@ const oddNumber = fc.oneof(
     0.5,
     1,
     2,
+    // Where a whole number stops being handed over as a small integer.
+    2 ** 31 - 1,
+    2 ** 31,
+    -(2 ** 31),
+    -(2 ** 31) - 1,
   ),
 );
 const deep = (depth: number): unknown =>

@@ -157,8 +157,19 @@ function enumOf(bytes: Buffer, key: number): string | null | undefined {
   return index < 0 ? textOf(bytes, key, false) : known?.names[index];
 }
 
-const numberOf_ = (key: number): number | undefined =>
-  stamp[key] === generation ? numberOf[key] : undefined;
+/**
+ * The number of field `key`, or undefined when absent. A whole number in the 32-bit range is
+ * handed over as a small integer (`value | 0`, the same number): a value read from a
+ * Float64Array is otherwise a boxed heap number, and the attempt state the call checks keep of
+ * each decision would hold two of them (`seq`, `attempt`) until the end of the verification.
+ */
+function numberOf_(key: number): number | undefined {
+  if (stamp[key] !== generation) return undefined;
+  const value = numberOf[key] as number;
+  const small = value | 0;
+  // -0 stays -0 (small is +0 then, equal to it by ===, not by Object.is).
+  return small === value && (small !== 0 || 1 / value > 0) ? small : value;
+}
 const booleanOf = (key: number): boolean | undefined =>
   stamp[key] === generation ? kindOf[key] === K_TRUE : undefined;
 

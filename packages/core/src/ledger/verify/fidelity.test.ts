@@ -6,6 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { executeStep } from '../../gate/execute-step.js';
 import { putPolicyDocument } from '../export.js';
+import { FidelityChecks } from './fidelity.js';
+import { Findings } from './report.js';
 import { verifyBundle } from './verify-bundle.js';
 
 /** A run's records, rewritten by `change`, appended to a fresh log and exported signed. */
@@ -123,4 +125,54 @@ describe('verify --strict: record fidelity', () => {
       { numRuns: 40, seed: 2026_1203 },
     );
   }, 120_000);
+});
+
+describe('FidelityChecks.finish: attempts without a call-end', () => {
+  const decision = (seq: number, call: string, effect: string, error_kind?: string) =>
+    ({
+      v: 2,
+      type: 'call-decision',
+      seq,
+      run_id: 'r',
+      call_id: call,
+      attempt: seq,
+      tool: 't',
+      effect,
+      ...(error_kind === undefined ? {} : { error_kind }),
+      arguments_digest: null,
+    }) as unknown as LedgerRecord;
+  const unended = (strict: boolean, runEnded: boolean) => {
+    const findings = new Findings();
+    const checks = new FidelityChecks(strict, findings);
+    for (const record of [
+      decision(1, 'c1', 'allow'),
+      decision(2, 'c2', 'ask'),
+      decision(3, 'c3', 'deny'),
+      decision(4, 'c4', 'allow', 'policy-error'),
+    ])
+      checks.record(record);
+    if (runEnded) checks.record({ v: 2, type: 'run-end', seq: 5, run_id: 'r' } as unknown as LedgerRecord);
+    checks.finish();
+    return findings;
+  };
+
+  it('names each attempt, how it stood and whether its run ended; a warning says --strict fails it', () => {
+    expect(unended(false, false).warnings).toEqual([
+      'call c1 attempt 1 was allowed but has no call-end (--strict makes this a failure)',
+    ]);
+    expect(unended(false, true).warnings).toEqual([
+      'call c1 attempt 1 was allowed but has no call-end (--strict makes this a failure)',
+      'call c2 attempt 2 was asked but has no call-end, though its run ended (--strict makes this a failure)',
+      'call c3 attempt 3 was refused but has no call-end, though its run ended (--strict makes this a failure)',
+      'call c4 attempt 4 was allowed but has no call-end, though its run ended (--strict makes this a failure)',
+    ]);
+    const strict = unended(true, true);
+    expect(strict.warnings).toEqual([]);
+    expect(strict.failures.map((failure) => [failure.check, failure.seq, failure.message])).toEqual([
+      ['call-end', 1, 'call c1 attempt 1 was allowed but has no call-end'],
+      ['call-end', 2, 'call c2 attempt 2 was asked but has no call-end, though its run ended'],
+      ['call-end', 3, 'call c3 attempt 3 was refused but has no call-end, though its run ended'],
+      ['call-end', 4, 'call c4 attempt 4 was allowed but has no call-end, though its run ended'],
+    ]);
+  });
 });

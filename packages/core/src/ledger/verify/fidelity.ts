@@ -176,18 +176,48 @@ export class FidelityChecks {
         const cleared =
           state.error_kind === undefined &&
           (state.effect === 'allow' || (state.effect === 'ask' && state.reviewApproved));
+        if (!cleared && !ended) continue;
         // An ended run has closed every call: a refused or unanswered one without its end too.
-        const message = `call ${state.call_id} attempt ${state.attempt} was ${state.effect === 'allow' ? 'allowed' : state.effect === 'ask' ? (state.reviewApproved ? 'approved' : 'asked') : 'refused'} but has no call-end${ended && !cleared ? ', though its run ended' : ''}`;
-        if ((cleared || ended) && this.strict)
+        const message = unendedMessage(state, ended && !cleared, !this.strict);
+        if (this.strict)
           this.findings.fail('call-end', message, {
             seq: state.seq,
             run_id: runId,
             type: 'call-decision',
           });
-        else if (cleared || ended) this.findings.warn(`${message} (--strict makes this a failure)`);
+        else this.findings.warn(message);
       }
     }
   }
+}
+
+/**
+ * `call <id> attempt <n> was <allowed|approved|asked|refused> but has no call-end`, then
+ * `, though its run ended` when `runEnded`, then ` (--strict makes this a failure)` when `warning`.
+ * Made by one join, so it is one flat string: a template literal makes a tree of joined strings
+ * (five or six string objects for this message), and a bundle whose calls have no ends keeps one
+ * message per attempt in its report.
+ */
+function unendedMessage(state: AttemptState, runEnded: boolean, warning: boolean): string {
+  const standing =
+    state.effect === 'allow'
+      ? 'allowed'
+      : state.effect === 'ask'
+        ? state.reviewApproved
+          ? 'approved'
+          : 'asked'
+        : 'refused';
+  return [
+    'call ',
+    state.call_id,
+    ' attempt ',
+    state.attempt,
+    ' was ',
+    standing,
+    ' but has no call-end',
+    runEnded ? ', though its run ended' : '',
+    warning ? ' (--strict makes this a failure)' : '',
+  ].join('');
 }
 
 /** Runs the fidelity checks (see {@link FidelityChecks}) over records in log order. */
