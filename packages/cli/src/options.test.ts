@@ -218,6 +218,41 @@ describe('every option that reads a value', () => {
     }
   });
 
+  it('refuses an empty or blank value, naming the option, for every option that takes one (generated)', async () => {
+    expect(found.length).toBeGreaterThan(40);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...found),
+        fc.stringMatching(/^[ \t\r\n]{0,3}$/),
+        fc.boolean(),
+        async ({ path, option }, blank, joined) => {
+          const given = joined ? [`${option.long}=${blank}`] : [option.long as string, blank];
+          const { error, stderr } = await parse([...path, ...given]);
+          expect((error as CommanderError)?.code, `${path.join(' ')} ${given.join(' ')}`).toBe(
+            'commander.invalidArgument',
+          );
+          expect(stderr).toContain(
+            `option '${option.flags}' argument '${blank}' is invalid. expected a value, not an empty one`,
+          );
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('refuses an empty value from an option’s environment variable too', async () => {
+    const saved = process.env.CALLGATE_API_KEY;
+    process.env.CALLGATE_API_KEY = '';
+    try {
+      const { error, stderr } = await parse(['approvals', 'list']);
+      expect((error as CommanderError).code).toBe('commander.invalidArgument');
+      expect(stderr).toContain("from env 'CALLGATE_API_KEY' is invalid. expected a value, not an empty one");
+    } finally {
+      if (saved === undefined) delete process.env.CALLGATE_API_KEY;
+      else process.env.CALLGATE_API_KEY = saved;
+    }
+  });
+
   it('refuses a value outside its choices, listing them', async () => {
     const chosen = found.filter(({ option }) => option.argChoices);
     expect(chosen.length).toBeGreaterThan(3);

@@ -159,6 +159,34 @@ export const apiKey: ValueParser<string> = tagged('api-key', (value) => {
 });
 
 /**
+ * Refuses an empty or blank value for every option of `command` and its subcommands that takes a
+ * value, on the command line or from its environment variable (`--public-key ''`, `--key "$KEY"`
+ * with KEY unset): a usage error (exit 2) naming the option, as `error: option '--public-key
+ * <key>' argument '' is invalid. expected a value, …`, before the option's own parser runs. An
+ * empty value never means "none": leave the option out instead. Call it once the command's
+ * options are all declared; the options keep their parsers (and the parsers' `kind`).
+ */
+export function refuseEmptyValues(command: Command): Command {
+  for (const option of command.options) {
+    if (!option.required && !option.optional) continue;
+    const parse = option.parseArg as ((value: string, previous: unknown) => unknown) | undefined;
+    const checked = (value: string, previous: unknown) => {
+      if (value.trim() === '')
+        throw new InvalidArgumentError(
+          'expected a value, not an empty one (an unset shell variable gives one): leave the option out instead',
+        );
+      if (parse !== undefined) return parse(value, previous);
+      // Commander's own reading of a value without a parser: the value, or added to the others.
+      if (!option.variadic) return value;
+      return previous === option.defaultValue || !Array.isArray(previous) ? [value] : [...previous, value];
+    };
+    option.argParser(parse !== undefined ? Object.assign(checked, parse) : checked);
+  }
+  for (const sub of command.commands) refuseEmptyValues(sub);
+  return command;
+}
+
+/**
  * How a command's options depend on each other, by long flag (`--data`): `conflicts` pairs that
  * cannot go together, `needs` an option that means nothing without another. Each with the reason
  * the message gives.

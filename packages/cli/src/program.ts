@@ -11,7 +11,7 @@ import { registerServeCommand } from './commands/serve.js';
 import { runVerify } from './commands/verify.js';
 import { registerWitnessCommands } from './commands/witness.js';
 import { EXIT_CODES } from './exit-codes.js';
-import { apiKey, folderPath, httpUrl, refuseTogether, wholeNumber } from './options.js';
+import { apiKey, folderPath, httpUrl, refuseEmptyValues, refuseTogether, wholeNumber } from './options.js';
 import { CLI_VERSION } from './version.js';
 
 /**
@@ -139,5 +139,6 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
   for (const group of program.commands) {
     if (['keys', 'approvals', 'log-key'].includes(group.name())) group.addHelpText('after', EXIT_CODES);
   }
-  return program;
+  // One rule for every option that takes a value: an empty one is bad usage, never "none".
+  return refuseEmptyValues(program);
 }

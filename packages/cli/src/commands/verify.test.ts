@@ -1,7 +1,14 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serializeBundle, verifyBundleText, witnessSignerFromPrivateKey } from '@callgate/core/ledger';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import {
+  MAX_BUNDLE_BYTES,
+  serializeBundle,
+  verifyBundleText,
+  witnessSignerFromPrivateKey,
+} from '@callgate/core/ledger';
 import { buildBundleFixture } from '@callgate/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -51,7 +58,7 @@ describe('callgate verify FILE', () => {
     }
     const out: string[] = [];
     expect(await runVerify(join(folder, 'absent.json'), { out: (line) => out.push(line) })).toBe(2);
-    expect(out[0]).toMatch(/cannot read/);
+    expect(out[0]).toMatch(/absent\.json cannot be read: ENOENT/);
   });
 
   it('exits 2 for a malformed --witness or --public-key, 1 for a witness that did not cosign', async () => {
@@ -99,5 +106,65 @@ describe('callgate verify FILE', () => {
       ),
       { numRuns: 15 },
     );
+  });
+
+  it('exits 2 for an empty or blank --public-key, naming it, instead of trusting the bundle’s own key', async () => {
+    const file = join(folder, 'empty-key.json');
+    await writeFile(file, text);
+    await fc.assert(
+      fc.asyncProperty(fc.stringMatching(/^[ \t\n\r]{0,4}$/), async (blank) => {
+        const { code, lines } = await callgate(['verify', file, '--public-key', blank]);
+        expect(code).toBe(2);
+        expect(lines.join('\n')).toContain("option '--public-key <key>' argument");
+        expect(lines.join('\n')).toContain('expected a value, not an empty one');
+        expect(lines.join('\n')).not.toMatch(/^OK: /m);
+      }),
+      { numRuns: 10 },
+    );
+    // Called as a library, an empty key is no key either.
+    const out: string[] = [];
+    expect(await runVerify(file, { publicKey: '', out: (line) => out.push(line) })).toBe(2);
+    expect(out[0]).toMatch(/--public-key is not a verifier key/);
+  });
+
+  it('reads standard input for -, by the same rule as a file', async () => {
+    const out: string[] = [];
+    const read = (bytes: Buffer) =>
+      runVerify('-', { stdin: Readable.from([bytes]), out: (line) => out.push(line) });
+    expect(await read(Buffer.from(text))).toBe(0);
+    expect(out.at(-1)).toMatch(/^OK: /);
+    expect(await read(gzipSync(text))).toBe(2);
+    expect(out.at(-1)).toMatch(/^callgate verify: standard input is not a bundle: it is gzip-compressed/);
+  });
+
+  it('refuses a file larger than it reads, unread, naming the bound', async () => {
+    const file = join(folder, 'sparse.json');
+    await writeFile(file, '');
+    // Sparse: takes no room on disk, but says it is one byte past the bound.
+    await truncate(file, MAX_BUNDLE_BYTES + 1);
+    const out: string[] = [];
+    expect(await runVerify(file, { out: (line) => out.push(line) })).toBe(2);
+    expect(out).toEqual([
+      `callgate verify: ${file} is larger than 511 MiB, the most verify reads (a bundle is read whole; export fewer runs a bundle)`,
+    ]);
+  });
+
+  it('says what a bundle of other JSON, gzip or UTF-16 is (generated)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.jsonValue().filter((value) => typeof value !== 'object' || value === null || Array.isArray(value)),
+        async (value) => {
+          const { code, out } = await verifyFile(`${JSON.stringify(value)}\n`, 'other.json');
+          expect(code).toBe(1);
+          expect(out[0]).toMatch(/^FAIL bundle-shape: bundle: the bundle is not a JSON object but /);
+        },
+      ),
+      { numRuns: 30 },
+    );
+    const utf16 = join(folder, 'utf16.json');
+    await writeFile(utf16, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
+    const out: string[] = [];
+    expect(await runVerify(utf16, { out: (line) => out.push(line) })).toBe(2);
+    expect(out[0]).toMatch(/is not a bundle: it is UTF-16 text \(byte-order mark FF FE, little-endian\)/);
   });
 });

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { parseVerifierKey, parseWitnessKey, verifyBundleBytes } from '@callgate/core/ledger';
 import { count } from '../format.js';
+import { readBundleInput } from './verify-input.js';
 
 export interface VerifyOptions {
   publicKey?: string;
@@ -11,6 +11,8 @@ export interface VerifyOptions {
   quorum?: number;
   json?: boolean;
   out: (line: string) => void;
+  /** What `-` reads (process.stdin by default). */
+  stdin?: NodeJS.ReadableStream;
 }
 
 /**
@@ -19,7 +21,7 @@ export interface VerifyOptions {
  * they are usable.
  */
 function badArguments(options: VerifyOptions): string | undefined {
-  if (options.publicKey) {
+  if (options.publicKey !== undefined) {
     try {
       parseVerifierKey(options.publicKey);
     } catch (error) {
@@ -41,10 +43,12 @@ function badArguments(options: VerifyOptions): string | undefined {
 
 /**
  * `callgate verify FILE`: every check of a bundle, offline, read losslessly (a record line with a
- * duplicate key or not in its canonical form fails, naming its line). Exit code 0 when all hold,
- * 1 when any fails (a witness that did not cosign included), 2 when the file cannot be read or is
- * no bundle's text (empty, a UTF-8 byte-order mark first, not UTF-8, not JSON; `verifyBundleBytes`), or when an argument is malformed (a `--public-key` or `--witness` that is not a key, a
- * `--quorum` larger than the number of `--witness` keys).
+ * duplicate key or not in its canonical form fails, naming its line). FILE `-` reads standard
+ * input. Exit code 0 when all hold, 1 when any fails (a witness that did not cosign included), 2
+ * when the file cannot be read, is larger than the verifier reads (MAX_BUNDLE_BYTES, 511 MiB) or
+ * is no bundle's text (empty, gzip, UTF-16, a UTF-8 byte-order mark first, not UTF-8, not JSON;
+ * `verifyBundleBytes`), or when an argument is malformed (a `--public-key` or `--witness` that is
+ * not a key, a `--quorum` larger than the number of `--witness` keys).
  */
 export async function runVerify(file: string, options: VerifyOptions): Promise<number> {
   const bad = badArguments(options);
@@ -52,24 +56,24 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
     options.out(`callgate verify: ${bad}`);
     return 2;
   }
-  let input: Buffer;
-  try {
-    input = await readFile(file);
-  } catch (error) {
-    options.out(`callgate verify: cannot read ${file}: ${(error as Error).message}`);
+  const name = file === '-' ? 'standard input' : file;
+  const input = await readBundleInput(file, options.stdin);
+  if ('problem' in input) {
+    options.out(`callgate verify: ${name} ${input.problem}`);
     return 2;
   }
-  // The file's bytes are verified as read, by the one input rule `POST /v1/verify` follows too:
-  // bytes that are no bundle's text (empty, a byte-order mark first, not UTF-8, not JSON) exit 2.
-  const verdict = verifyBundleBytes(input, {
-    ...(options.publicKey ? { publicKey: options.publicKey } : {}),
+  // The bytes are verified as read, by the one input rule `POST /v1/verify` follows too: bytes
+  // that are no bundle's text (empty, too large, gzip, UTF-16, a byte-order mark first, not UTF-8,
+  // not JSON) exit 2.
+  const verdict = verifyBundleBytes(input.bytes, {
+    ...(options.publicKey !== undefined ? { publicKey: options.publicKey } : {}),
     ...(options.strict ? { strict: true } : {}),
     ...(options.expectSize !== undefined ? { expectSize: options.expectSize } : {}),
     ...(options.witness?.length ? { witnesses: options.witness } : {}),
     ...(options.quorum !== undefined ? { quorum: options.quorum } : {}),
   });
   if (!verdict.readable) {
-    options.out(`callgate verify: ${file} is not a bundle: it ${verdict.refusal}`);
+    options.out(`callgate verify: ${name} is not a bundle: it ${verdict.refusal}`);
     return 2;
   }
   const report = verdict.report;

@@ -45,7 +45,7 @@ export { bundleKeys, keyToPin } from '../ledger/signing-keys.js';
 export type { TimelineEntry } from '../ledger/timeline.js';
 export { timelineOf } from '../ledger/timeline.js';
 export type { BundleBytesVerdict } from '../ledger/verify/bundle-input.js';
-export { verifyBundleBytes } from '../ledger/verify/bundle-input.js';
+export { MAX_BUNDLE_BYTES, TOO_LARGE_REFUSAL, verifyBundleBytes } from '../ledger/verify/bundle-input.js';
 export type { VerifyCheck, VerifyFailure, VerifyOptions, VerifyReport } from '../ledger/verify/report.js';
 export { VERIFY_CHECKS } from '../ledger/verify/report.js';
 export { verifyBundle, verifyBundleText } from '../ledger/verify/verify-bundle.js';

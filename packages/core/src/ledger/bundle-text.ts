@@ -240,6 +240,14 @@ export function headerFields(first: string): Record<string, unknown> | undefined
   return header as Record<string, unknown>;
 }
 
+/** What a JSON value is, in words: `an array`, `null`, `a string`, `a number`, `true`. */
+function jsonKindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'boolean') return String(value);
+  return `a ${typeof value}`;
+}
+
 /**
  * A bundle in another layout than callgate's one record a line (indented, or written by another
  * JSON writer such as Python's `json.dumps`), read whole and held to its values: duplicate keys
@@ -247,10 +255,16 @@ export function headerFields(first: string): Record<string, unknown> | undefined
  * so the verifier reads the values written and no other; whitespace, key order and string escapes
  * (`\u2014` for `—`) are free, since they do not change a value. Records are hashed from the
  * canonical form of their values, as in the line layout.
- * @throws CallgateError `ledger-invalid` naming what differs.
+ * @throws CallgateError `ledger-invalid` naming what differs, or saying the JSON is not an object.
  */
 export function wholeBundle(text: string): unknown {
   const bundle = parseRefusingDuplicates(text, 1);
+  // JSON that is not an object (`[]`, `null`, `"text"`) is no bundle at all, whatever its spacing.
+  if (typeof bundle !== 'object' || bundle === null || Array.isArray(bundle))
+    throw new CallgateError(
+      'ledger-invalid',
+      `the bundle is not a JSON object but ${jsonKindOf(bundle)}: a bundle is an object such as {"format":"callgate-bundle/3",...} (callgate export writes one)`,
+    );
   // Whitespace is free between tokens only: none before the bundle's `{`.
   if (text.charCodeAt(0) !== 123)
     throw new CallgateError(

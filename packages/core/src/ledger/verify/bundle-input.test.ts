@@ -1,6 +1,14 @@
+import { constants } from 'node:buffer';
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bundleBytesRefusal, firstInvalidUtf8, verifyBundleBytes } from './bundle-input.js';
+import {
+  bundleBytesRefusal,
+  firstInvalidUtf8,
+  MAX_BUNDLE_BYTES,
+  TOO_LARGE_REFUSAL,
+  verifyBundleBytes,
+} from './bundle-input.js';
 
 const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -44,5 +52,51 @@ describe('the verifier’s input rule', () => {
     expect(verifyBundleBytes(Buffer.from('  '))).toMatchObject({ readable: false });
     // JSON that is no bundle is verified, and fails.
     expect(verifyBundleBytes(Buffer.from('{}'))).toMatchObject({ readable: true, report: { ok: false } });
+  });
+
+  it('names gzip and UTF-16 for what they are, whatever follows (generated)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = JSON.stringify({ format: 'callgate-bundle/3', value });
+        expect(bundleBytesRefusal(gzipSync(text))).toMatch(/^is gzip-compressed \(begins with bytes 1F 8B/);
+        const little = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+        expect(bundleBytesRefusal(little)).toMatch(
+          /^is UTF-16 text \(byte-order mark FF FE, little-endian\)/,
+        );
+        const big = Buffer.from(little);
+        big.swap16();
+        expect(bundleBytesRefusal(big)).toMatch(/^is UTF-16 text \(byte-order mark FE FF, big-endian\)/);
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('refuses more bytes than a string can hold as one bundle, and says the bound', () => {
+    expect(MAX_BUNDLE_BYTES).toBeLessThanOrEqual(constants.MAX_STRING_LENGTH);
+    expect(TOO_LARGE_REFUSAL).toContain(`larger than ${Math.floor(MAX_BUNDLE_BYTES / 1024 / 1024)} MiB`);
+    // Zeroed memory the system hands out untouched: one byte more than the bound.
+    const over = new Uint8Array(MAX_BUNDLE_BYTES + 1);
+    expect(bundleBytesRefusal(over)).toBe(TOO_LARGE_REFUSAL);
+  });
+
+  it('says JSON that is not an object is not a bundle object, whatever it is (generated)', () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue().filter((value) => typeof value !== 'object' || value === null || Array.isArray(value)),
+        (value) => {
+          const verdict = verifyBundleBytes(Buffer.from(`${JSON.stringify(value)}\n`));
+          expect(verdict).toMatchObject({ readable: true, report: { ok: false } });
+          const failures = verdict.readable ? verdict.report.failures : [];
+          expect(failures).toHaveLength(1);
+          expect(failures[0]).toMatchObject({
+            check: 'bundle-shape',
+            message: expect.stringMatching(
+              /^the bundle is not a JSON object but (an array|null|a string|a number|true|false)/,
+            ),
+          });
+        },
+      ),
+      { numRuns: 100 },
+    );
   });
 });
