@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { CommanderError } from 'commander';
+import { exitCodeOfThrown } from './exit-codes.js';
 import { buildProgram } from './program.js';
 
 // A reader that stops early (`callgate runs list --help | head`) closes the pipe: that is not
@@ -20,13 +21,10 @@ const program = buildProgram(
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (error instanceof CommanderError) {
-    // Help and version print and exit 0; any usage error has been printed by commander: exit 2.
-    process.exitCode = error.exitCode === 0 ? 0 : 2;
-  } else {
-    process.stderr.write(`callgate: ${(error as Error).message}\n`);
-    process.exitCode = 2;
-  }
+  // Help and version print and exit 0; a usage error commander has printed. Anything else is
+  // printed here; its code is the exit-code table's (docs/operations.md).
+  if (!(error instanceof CommanderError)) process.stderr.write(`callgate: ${(error as Error).message}\n`);
+  process.exitCode = exitCodeOfThrown(error);
 }
 // A command has finished (`serve` and `witness serve` once stopped, having closed what they
 // opened). Should a library still hold a handle, end within a bounded time instead of waiting

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, startServer } from '@callgate/server';
+import { acquireWriterLock, openDataDir } from '@callgate/store-sqlite';
 import { memoryEngine, POLICY } from '@callgate/testing/server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { callgate } from './test-support.js';
@@ -97,6 +98,25 @@ describe('the exit-code rule', () => {
       expect({ command, code }).toEqual({ command, code: 2 });
       expect(text, command.join(' ')).toContain(`no callgate data in ${missing}`);
       expect(text, command.join(' ')).toContain('--data');
+    }
+  });
+
+  it('a data folder in use by a running server: 1, a refusal, naming the folder and its holder', async () => {
+    const inUse = join(folder, 'in-use');
+    await openDataDir(inUse).store.close();
+    // This process stands for the running server: a live process holds the folder's writer lock.
+    const lock = acquireWriterLock(inUse, 'callgate serve');
+    try {
+      for (const command of [
+        ['log-key', 'rotate'],
+        ['export', '--run', RUN],
+      ]) {
+        const { code, text } = await run([...command, '--data', inUse]);
+        expect({ command, code }).toEqual({ command, code: 1 });
+        expect(text, command.join(' ')).toContain(`the data folder ${inUse} is in use by callgate serve`);
+      }
+    } finally {
+      lock.release();
     }
   });
 

@@ -1,13 +1,15 @@
 // The `callgate` command's exit codes, in one place: what each means (printed under every
 // command's help) and which a CallgateError's kind gets.
-import type { CallgateError, ErrorKind } from '@callgate/protocol';
+import { type CallgateError, type ErrorKind, isCallgateError } from '@callgate/protocol';
+import { CommanderError } from 'commander';
 
 /** The exit codes' legend, printed after each command's help. */
 export const EXIT_CODES = `
 Exit codes:
   0  success
   1  the command ran and found a failure (a check failed, a run was not found, the server refused,
-     the API key was not accepted, a witness did not cosign)
+     the API key was not accepted, a witness did not cosign, the data folder is in use by a
+     running server)
   2  bad usage or bad input: an unknown option, a malformed value (--key, --public-key, --witness),
      options that cannot go together, a data folder with no callgate data, a file that does not
      parse, a policy that does not load`;
@@ -39,4 +41,17 @@ export function refusalLine(name: string, error: Pick<CallgateError, 'kind' | 'm
       ? ' (pass an API key of a role that may do this with --key KEY or CALLGATE_API_KEY)'
       : '';
   return `callgate ${name}: ${error.kind}: ${error.message}${hint}`;
+}
+
+/**
+ * The exit code of a command that ended by throwing `error` (bin.ts): 0 for commander's help and
+ * version, 2 for a usage error commander reported; 1 for a `conflict` — the command ran and was
+ * refused, as when the data folder is in use by a running server (its writer lock is held:
+ * `log-key rotate`, `export` without `--url`, a second `serve`); 2 for anything else thrown, which
+ * is input a command could not take.
+ */
+export function exitCodeOfThrown(error: unknown): 0 | 1 | 2 {
+  if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+  if (isCallgateError(error) && error.kind === 'conflict') return 1;
+  return 2;
 }

@@ -1,6 +1,7 @@
 // Test support: the command run in-process on its parser, as the binary runs it. Not built into
 // dist (tsconfig excludes it), not exported.
 import { CommanderError } from 'commander';
+import { exitCodeOfThrown } from './exit-codes.js';
 import { buildProgram } from './program.js';
 
 /** Runs `callgate ARGS` in-process: the exit code (as bin.ts sets it) and every line written. */
@@ -21,13 +22,9 @@ export async function callgate(args: string[]): Promise<{ code: number; lines: s
   try {
     await program.parseAsync(['node', 'callgate', ...args]);
   } catch (error) {
-    // As bin.ts: help exits 0, any usage error commander reports (and has printed) exits 2; any
-    // other error a command throws is printed and exits 2.
-    if (error instanceof CommanderError) code = error.exitCode === 0 ? 0 : 2;
-    else {
-      lines.push(`callgate: ${(error as Error).message}`);
-      code = 2;
-    }
+    // As bin.ts: commander has printed its usage errors; any other error is printed here.
+    if (!(error instanceof CommanderError)) lines.push(`callgate: ${(error as Error).message}`);
+    code = exitCodeOfThrown(error);
   }
   return { code, lines };
 }

@@ -63,7 +63,7 @@ describe('callgate for a newcomer', () => {
 
   it('names the --url form when the server holds the data folder, and exports through it', async () => {
     const local = await runCallgate(['export', '--run', runId, '--data', server.dataDir]);
-    expect(local.code).toBe(2);
+    expect(local.code).toBe(1);
     expect(local.stderr).toContain('is in use by callgate (serve)');
     expect(local.stderr).toContain(`callgate export --url ${server.url} --key <API key> --run ${runId}`);
     expect(local.stderr).toContain(`GET ${server.url}/v1/runs/${runId}/bundle`);

@@ -98,7 +98,8 @@ describe('callgate approvals and keys against a running server', () => {
     const agent = new CallgateClient({ url: server.url, apiKey: server.keys.bot ?? '' });
     const run = await agent.startRun({ framework: 'cli-test' });
     const refused = await runCallgate(['export', '--run', run.run_id, '--data', server.dataDir]);
-    expect(refused.code).toBe(2);
+    // Refused, not bad input: the exit-code table's 1 (docs/operations.md).
+    expect(refused.code).toBe(1);
     // The server listens on a free port, not the default one: the hint says which.
     expect(refused.stderr).toContain(
       `callgate export --url ${server.url} --key <API key> --run ${run.run_id}`,
@@ -106,7 +107,7 @@ describe('callgate approvals and keys against a running server', () => {
     expect(server.url).not.toBe('http://127.0.0.1:7420');
     // So does a second server started on the same folder.
     const second = await runCallgate(['serve', '--data', server.dataDir, '--port', '0']);
-    expect(second.code).toBe(2);
+    expect(second.code).toBe(1);
     expect(second.stderr).toContain(`It serves ${server.url}.`);
     const through = await runCallgate([
       'export',

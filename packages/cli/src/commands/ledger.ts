@@ -94,7 +94,8 @@ export async function runExport(dataDir: string, options: ExportOptions): Promis
     options.warn(
       `While a server runs on this folder, export through it:\n  ${exportThroughServer(options.run, readServerAddress(dataDir))}`,
     );
-    return 2;
+    // Refused, not bad input: the exit-code table's 1 (exitCodeOfThrown).
+    return exitCodeOfKind(error.kind);
   }
   try {
     if (!(await opened.store.getRun(options.run))) {
