@@ -24,7 +24,7 @@ describe('callgate.yaml store: and log_key:', () => {
       'postgresql://x@h/d',
     );
     await expect(readServerConfig(path, {})).rejects.toThrow(
-      /store\.url_env: the variable GATE_DB is not set \(line 1, column \d+\)/,
+      /\.yaml:1:\d+: store\.url_env: the variable GATE_DB is not set/,
     );
   });
 

@@ -54,9 +54,7 @@ describe('callgate.yaml', () => {
       await expect(readServerConfig(join(dir, 'n.yaml'))).rejects.toMatchObject({
         kind,
         message: expect.stringMatching(
-          new RegExp(
-            `n\\.yaml: line 1, column \\d+: ${field.replace(/\./g, '\\.')}: the (number|integer) ${digits} `,
-          ),
+          new RegExp(`n\\.yaml:1:\\d+: ${field.replace(/\./g, '\\.')}: the (number|integer) ${digits} `),
         ),
       });
     }
@@ -69,7 +67,7 @@ describe('callgate.yaml', () => {
     await writeFile(join(dir, 'b.yaml'), 'prot: 7420\n');
     await expect(readServerConfig(join(dir, 'b.yaml'))).rejects.toMatchObject({
       kind: 'request-invalid',
-      message: expect.stringContaining('b.yaml: prot: unknown field'),
+      message: expect.stringMatching(/b\.yaml:1:1: prot: unknown field/),
     });
     await writeFile(join(dir, 'c.yaml'), 'webhook: { url: "https://x.example", secret_env: MISSING }\n');
     await expect(readServerConfig(join(dir, 'c.yaml'), {})).rejects.toMatchObject({
@@ -115,22 +113,23 @@ describe('callgate.yaml', () => {
   it('names the path of an upstream or mcp field that does not validate', async () => {
     const dir = await folder();
     const file = join(dir, 'callgate.yaml');
+    // FILE:LINE:COLUMN: FIELD: PROBLEM.
     const cases: [string, string][] = [
-      ['upstreams:\n  - name: files\n    stdio: { args: [x] }\n', `${file}: upstreams.0.stdio.command: `],
+      ['upstreams:\n  - name: files\n    stdio: { args: [x] }\n', `:3:12: upstreams.0.stdio.command: `],
       [
         'upstreams:\n  - name: a\n    stdio: { command: x }\n  - name: b\n    http: { url: "ftp://x" }\n',
-        `${file}: upstreams.1.http.url: `,
+        `:5:18: upstreams.1.http.url: `,
       ],
-      ['upstreams: { files: {} }\n', `${file}: upstreams: must be a list`],
-      ['mcp: { default_profile: "no way" }\n', `${file}: mcp.default_profile: `],
-      ['mcp: { profile: x }\n', `${file}: mcp.profile: unknown field`],
+      ['upstreams: { files: {} }\n', `:1:12: upstreams: must be a list`],
+      ['mcp: { default_profile: "no way" }\n', `:1:25: mcp.default_profile: `],
+      ['mcp: { profile: x }\n', `:1:8: mcp.profile: unknown field`],
     ];
     for (const [text, message] of cases) {
       await writeFile(file, text);
-      await expect(readServerConfig(file)).rejects.toMatchObject({
-        kind: 'request-invalid',
-        message: expect.stringContaining(message),
-      });
+      const error = (await readServerConfig(file).catch((caught: unknown) => caught)) as Error;
+      expect(error).toMatchObject({ kind: 'request-invalid' });
+      expect(error.message.startsWith(`${file}:`), error.message).toBe(true);
+      expect(error.message.slice(file.length)).toMatch(new RegExp(`^${message.replace(/\./g, '\\.')}`));
     }
   });
 
@@ -165,8 +164,8 @@ describe('callgate.yaml', () => {
       await writeFile(file, text);
       const error = await readServerConfig(file).catch((caught: unknown) => caught);
       expect(error).toMatchObject({ kind: 'request-invalid', details: { line, column } });
-      expect((error as Error).message).toContain(message);
-      expect((error as Error).message).toMatch(new RegExp(`\\(line ${line}, column ${column}\\)$`));
+      // FILE:LINE:COLUMN: FIELD: PROBLEM, as a policy's errors read.
+      expect((error as Error).message).toContain(message.replace(`${file}: `, `${file}:${line}:${column}: `));
     }
     await writeFile(
       join(dir, 'tools.yaml'),
@@ -174,11 +173,14 @@ describe('callgate.yaml', () => {
     );
     await writeFile(file, 'tools: tools.yaml\n');
     await expect(readServerConfig(file)).rejects.toMatchObject({
-      message: `${join(dir, 'tools.yaml')}: [1].name: expected string, received array (line 3, column 9)`,
+      message: `${join(dir, 'tools.yaml')}:3:9: [1].name: expected string, received array`,
       details: { file: join(dir, 'tools.yaml'), path: '[1].name', line: 3, column: 9 },
     });
   });
 });
+
+/** `text` as a regular expression matching it literally. */
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('callgate.yaml errors, generated', () => {
   // Every top-level key, given a value of the wrong type: the message names the file, then the
@@ -217,9 +219,8 @@ describe('callgate.yaml errors, generated', () => {
           const error = await readServerConfig(file, {}).catch((caught: unknown) => caught);
           expect(error).toMatchObject({ kind: 'request-invalid' });
           const message = (error as Error).message;
-          expect(message.startsWith(`${file}: ${key}`), message).toBe(true);
+          expect(message, message).toMatch(new RegExp(`^${escaped(file)}:${padded ? 2 : 1}:\\d+: ${key}`));
           expect(message).not.toContain(`${file}.`);
-          expect(message).toMatch(new RegExp(`\\(line ${padded ? 2 : 1}, column \\d+\\)$`));
         },
       ),
       { numRuns: 60 },
@@ -235,8 +236,8 @@ describe('callgate.yaml errors, generated', () => {
           await writeFile(file, text);
           const message = ((await readServerConfig(file).catch((caught: unknown) => caught)) as Error)
             .message;
-          expect(message).toContain(`${file} is not valid YAML: `);
-          expect(message).toMatch(/at line \d+, column \d+$/);
+          expect(message).toMatch(new RegExp(`^${escaped(file)}:\\d+:\\d+: not valid YAML: `));
+          expect(message).not.toMatch(/at line \d+, column \d+/);
           expect(message).not.toContain('\n');
         },
       ),

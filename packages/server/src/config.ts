@@ -124,9 +124,10 @@ export interface ServerConfig {
 export const DEFAULT_MCP_PROFILE = 'full';
 
 /**
- * The message of a problem at `field` (`tools[0].name`) of `file`: `FILE: FIELD: PROBLEM`, with
- * ` (line L, column C)` when the position is known, and the details to send (`file`, `path`: the
- * field, `line`, `column`). The file and the field stay apart: `callgate.yaml: port: …`, never
+ * The message of a problem at `field` (`tools[0].name`) of `file`, in the one format of every
+ * config and policy error, a compiler's: `FILE:LINE:COLUMN: FIELD: PROBLEM` (`FILE: FIELD:
+ * PROBLEM` when the position is not known), and the details to send (`file`, `path`: the field,
+ * `line`, `column`). The file and the field stay apart: `callgate.yaml:1:7: port: …`, never
  * `callgate.yaml.port`, which reads as a file name.
  */
 function located(
@@ -135,12 +136,10 @@ function located(
   problem: string,
   position: YamlPosition | undefined,
 ): [string, Record<string, unknown>] {
-  const message = field === '' ? `${file}: ${problem}` : `${file}: ${field}: ${problem}`;
+  const where = position ? `${file}:${position.line}:${position.column}` : file;
+  const message = field === '' ? `${where}: ${problem}` : `${where}: ${field}: ${problem}`;
   if (!position) return [message, { file, path: field }];
-  return [
-    `${message} (line ${position.line}, column ${position.column})`,
-    { file, path: field, line: position.line, column: position.column },
-  ];
+  return [message, { file, path: field, line: position.line, column: position.column }];
 }
 
 /** A value's path inside a YAML file, for messages: `tools[0].name`, `[1].name` (in a list file). */
@@ -151,7 +150,7 @@ function fieldOf(path: readonly PropertyKey[]): string {
 /**
  * Validates the value of a YAML file with `schema`.
  * @throws CallgateError `request-invalid` naming the element and field from `file` on
- *   (`/etc/callgate.yaml: tools[0].name: expected string, received number (line 3, column 13)`),
+ *   (`/etc/callgate.yaml:3:13: tools[0].name: expected string, received number`),
  *   with `details.path`, and `details.line` and `details.column` when the text has them.
  */
 function validateYaml<Schema extends z.ZodType>(
@@ -205,12 +204,20 @@ function readUpstreams(
   );
 }
 
-async function readYamlFile(path: string, what: string): Promise<YamlText> {
+/**
+ * Reads and parses a YAML file of the config (`callgate.yaml`, its `tools:` file).
+ * @throws CallgateError `request-invalid` (`policy-invalid` for a number of an inline policy), its
+ *   message in the format of {@link located}: `FILE: cannot be read: …`, `FILE:L:C: not valid
+ *   YAML: …`, `FILE:L:C: FIELD: the number … ` (a number a double does not hold).
+ */
+async function readYamlFile(path: string): Promise<YamlText> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new CallgateError('request-invalid', `${what}: cannot read ${path}: ${(error as Error).message}`);
+    throw new CallgateError('request-invalid', `${path}: cannot be read: ${(error as Error).message}`, {
+      file: path,
+    });
   }
   try {
     return parseYamlText(text);
@@ -219,11 +226,22 @@ async function readYamlFile(path: string, what: string): Promise<YamlText> {
     if (error instanceof YamlNumberError)
       throw new CallgateError(
         error.path[0] === 'policy' ? 'policy-invalid' : 'request-invalid',
-        `${what}: ${path}: ${error.message}`,
+        ...located(path, fieldOf(error.path), error.problem, error.position),
       );
-    // The parser's message goes on with the offending text and a caret: its first line says it all.
+    // The parser's message goes on with the offending text and a caret: its first line says it
+    // all, once its place (`at line 1, column 7`) is taken to the front.
     const first = ((error as Error).message.split('\n')[0] ?? '').replace(/:$/, '');
-    throw new CallgateError('request-invalid', `${what}: ${path} is not valid YAML: ${first}`);
+    const place = (error as { linePos?: Array<{ line: number; col: number }> }).linePos?.[0];
+    const problem = place ? first.replace(/ at line \d+, column \d+$/, '') : first;
+    throw new CallgateError(
+      'request-invalid',
+      ...located(
+        path,
+        '',
+        `not valid YAML: ${problem}`,
+        place ? { line: place.line, column: place.col } : undefined,
+      ),
+    );
   }
 }
 
@@ -255,7 +273,7 @@ export async function readServerConfig(
 ): Promise<ServerConfig> {
   const file = resolve(path);
   const base = dirname(file);
-  const source = await readYamlFile(file, 'config');
+  const source = await readYamlFile(file);
   const parsed = validateYaml(serverConfigSchema, source, source.value ?? {}, file);
   const warnings: string[] = [];
   const config: ServerConfig = {
@@ -273,7 +291,7 @@ export async function readServerConfig(
   }
   if (typeof parsed.tools === 'string') {
     const toolsPath = resolve(base, parsed.tools);
-    const tools = await readYamlFile(toolsPath, 'tools');
+    const tools = await readYamlFile(toolsPath);
     config.tools = validateYaml(z.array(toolSpecSchema.strict()), tools, tools.value, toolsPath);
   } else if (parsed.tools) {
     config.tools = parsed.tools;

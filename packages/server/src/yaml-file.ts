@@ -26,6 +26,10 @@ export class YamlNumberError extends Error {
     message: string,
     /** Keys and indexes from the root to the number. */
     readonly path: readonly (string | number)[],
+    /** Where the number stands, 1-based. */
+    readonly position: YamlPosition,
+    /** What is wrong with it, without the place: `the number 1e400 …`. */
+    readonly problem: string,
   ) {
     super(message);
   }
@@ -55,6 +59,8 @@ export function parseYamlText(text: string): YamlText {
     throw new YamlNumberError(
       `line ${line}, column ${col}: ${where.join('').replace(/^\./, '')}: ${inexact.problem}`,
       inexact.path,
+      { line, column: col },
+      inexact.problem,
     );
   }
   const value: unknown = document.toJS({ maxAliasCount: 100 });
