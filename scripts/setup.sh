@@ -37,3 +37,5 @@ npm run build --silent
 # callgate command now, so `npx callgate` runs this repository's build (never the registry).
 chmod +x packages/cli/dist/bin.js
 [ -e node_modules/.bin/callgate ] || ln -s ../@callgate/cli/dist/bin.js node_modules/.bin/callgate
+
+echo "callgate is set up: run npx callgate demo (or ./scripts/test.sh for every test; npx callgate --help for the commands)"

@@ -10,9 +10,9 @@ Exit codes:
   1  the command ran and found a failure (a check failed, a run was not found, the server refused,
      the API key was not accepted, a witness did not cosign, the data folder is in use by a
      running server)
-  2  bad usage or bad input: an unknown option, a malformed value (--key, --public-key, --witness),
-     options that cannot go together, a data folder with no callgate data, a file that does not
-     parse, a policy that does not load`;
+  2  bad usage or bad input: an unknown option, an empty value, a malformed value (--key,
+     --public-key, --witness), options that cannot go together, a data folder with no callgate
+     data, a file that does not parse or is too large, a policy that does not load`;
 
 /** The error kinds that say the command's own input was bad: exit code 2. */
 const INPUT_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([

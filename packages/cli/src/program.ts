@@ -88,7 +88,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .description(
       'verify a bundle offline: records, chains, inclusion, checkpoints, approvals, policies, openings',
     )
-    .argument('<file>', 'the bundle file')
+    .argument('<file>', 'the bundle file, at most 511 MiB (- reads standard input)')
     .option('--public-key <key>', 'the log’s verifier key to pin (C2SP note key: name+id+key)')
     .option('--strict', 'also require every run to end with run-end')
     .option('--expect-size <n>', 'require a checkpoint covering at least this many records', wholeNumber(0))
