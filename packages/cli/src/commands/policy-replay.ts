@@ -18,6 +18,7 @@ import { type AnyBundle, type Opening, toolSpecSchema } from '@callgate/protocol
 import { readServerConfig } from '@callgate/server';
 import { openDataDir } from '@callgate/store-sqlite';
 import { LineCounter, parseDocument } from 'yaml';
+import { readBundleInput } from './verify-input.js';
 
 const toolSpecListSchema = toolSpecSchema.array();
 
@@ -85,12 +86,10 @@ export function formatReplay(report: ReplayReport): string[] {
  * log's key pinned when `publicKey` is given.
  */
 async function fromBundle(file: string, publicKey: string | undefined) {
-  let text: Buffer;
-  try {
-    text = await readFile(file);
-  } catch (error) {
-    throw new Error(`cannot read the bundle ${file}: ${(error as Error).message}`);
-  }
+  // Read as callgate verify reads a bundle: bounded (MAX_BUNDLE_BYTES), `-` standard input.
+  const input = await readBundleInput(file);
+  if ('problem' in input) throw new Error(`the bundle ${file} ${input.problem}`);
+  const text = input.bytes;
   if (publicKey !== undefined)
     try {
       parseVerifierKey(publicKey);

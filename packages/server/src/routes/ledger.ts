@@ -99,7 +99,8 @@ export function ledgerRoutes(server: ServerContext): Route[] {
       async handler({ bodyBytes, query }) {
         // The bytes as sent, read by the one input rule `callgate verify FILE` follows
         // (`verifyBundleBytes`): every line held to its exact text, and bytes that are no
-        // bundle's text (empty, a byte-order mark first, not UTF-8, not JSON) refused as input.
+        // bundle's text (empty, too large, gzip, UTF-16, a byte-order mark first, not UTF-8, not
+        // JSON) refused as input.
         const verdict = verifyBundleBytes(bodyBytes, {
           publicKey: query.public_key ?? server.publicKey,
           ...(flagOn(query.strict) ? { strict: true } : {}),

@@ -1,8 +1,8 @@
 // The one input rule of the verifier, for every way a bundle reaches it (`callgate verify FILE`,
 // `POST /v1/verify`, `callgate policy replay --bundle`): the bytes are the bundle. Bytes that are
-// not a bundle's text at all — none, a UTF-8 byte-order mark before the `{` (callgate never writes
-// one; RFC 8259 §8.1 forbids adding one), bytes that are not UTF-8, text that is not JSON (a file
-// cut short included) — are refused as input, before any check; JSON that is a bundle or not is
+// not a bundle's text at all — none, more than MAX_BUNDLE_BYTES, gzip, UTF-16, a UTF-8 byte-order
+// mark before the `{` (callgate never writes one; RFC 8259 §8.1 forbids adding one), bytes that
+// are not UTF-8, text that is not JSON (a file cut short included) — are refused as input, before any check; JSON that is a bundle or not is
 // then verified, each failure a failed check. No decoder may drop or replace a byte on the way:
 // what is verified is what was sent.
 import { constants, isUtf8 } from 'node:buffer';
