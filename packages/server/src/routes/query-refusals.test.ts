@@ -113,9 +113,8 @@ describe('query values out of range', () => {
             },
           );
           expect(answer.status, `${route.name}=${value}`).toBe(400);
-          expect(answer.json.error.message).toBe(
-            `query.${route.name}: ${answer.json.error.message.split(': ')[1]}`,
-          );
+          expect(answer.json.error.path).toBe(`query.${route.name}`);
+          expect(answer.json.error.message).not.toMatch(/Too big|Too small|Invalid|expected int/);
           expect(answer.json.error.message).toContain(`query.${route.name}: ${route.must}`);
           expect(answer.json.error.message).toContain(`(got ${JSON.stringify(value)})`);
         },
