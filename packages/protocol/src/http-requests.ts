@@ -18,7 +18,7 @@ export type ApiKeyRole = (typeof API_KEY_ROLES)[number];
  * `=false` off (any other value is refused).
  */
 export const queryFlag = z
-  .enum(['', 'true', 'false'])
+  .enum(['', 'true', 'false'], { error: 'must be true or false (or given bare, ?name, for true)' })
   .describe('A flag: `?name` or `?name=true` turns it on, `?name=false` off.');
 
 /**
@@ -31,7 +31,9 @@ const wholeNumberQuery = (minimum: number, maximum: number, message: string) =>
     .string()
     .regex(/^\d{1,16}$/, { error: message })
     .transform(Number)
-    .pipe(z.number().int().min(minimum, { error: message }).max(maximum, { error: message }));
+    .pipe(
+      z.number().int({ error: message }).min(minimum, { error: message }).max(maximum, { error: message }),
+    );
 
 /** A page size in a query string: a whole number 1..1000, refused with one message that says so. */
 const LIMIT_MESSAGE = 'must be an integer 1..1000';
@@ -49,7 +51,11 @@ export const startRunBody = z.strictObject({
 export const listRunsQuery = z.strictObject({
   limit: limit.optional(),
   /** Epoch ms: runs started strictly before. */
-  before: z.coerce.number().int().optional(),
+  before: wholeNumberQuery(
+    0,
+    Number.MAX_SAFE_INTEGER,
+    'must be a time in epoch ms, a whole number in decimal digits, at most 9007199254740991',
+  ).optional(),
 });
 
 export const endRunBody = z.strictObject({
@@ -128,7 +134,11 @@ export const outcomesList = z.array(outcomeBody).max(1024);
 export const outcomesBody = z.union([outcomeBody, z.strictObject({ outcomes: outcomesList })]);
 
 export const listApprovalsQuery = z.strictObject({
-  status: approvalStatusSchema.optional(),
+  status: z
+    .enum(approvalStatusSchema.options, {
+      error: `must be one of ${approvalStatusSchema.options.join(', ')}`,
+    })
+    .optional(),
   run_id: z.string().optional(),
   limit: limit.optional(),
 });
@@ -190,8 +200,11 @@ export const verifyQuery = z.strictObject({
     Number.MAX_SAFE_INTEGER,
     'must be a whole number of records in decimal digits, at most 9007199254740991',
   ).optional(),
-  /** A verifier key to pin instead of this server's own. */
-  public_key: z.string().optional(),
+  /**
+   * A verifier key to pin instead of this server's own (C2SP signed-note `name+id+key`); the
+   * server refuses one that does not parse as a key.
+   */
+  public_key: z.string().min(1, { error: 'must be a verifier key (name+id+key), not empty' }).optional(),
 });
 
 /** An API key's name. */

@@ -6,8 +6,9 @@ export { createApp } from './app.js';
 export type { ServerConfig } from './config.js';
 export { DEFAULT_MCP_PROFILE, DENY_ALL_POLICY_TEXT, readPolicyFile, readServerConfig } from './config.js';
 export type { HealthChecks, HealthContributor, HealthProblem } from './health.js';
+export { bodyTooLarge } from './http/body-limit.js';
 export type { ErrorStatus } from './http/errors.js';
-export { HTTP_STATUS_OF_KIND, httpStatusOf } from './http/errors.js';
+export { HTTP_STATUS_OF_KIND, httpStatusOf, methodNotAllowedResponse } from './http/errors.js';
 export type { RequestTimeouts } from './http/request-timeout.js';
 export {
   answerClientErrors,

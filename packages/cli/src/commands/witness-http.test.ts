@@ -104,6 +104,61 @@ describe('callgate witness serve: a body over its limit', () => {
         Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]),
       );
       expect(chunked.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+      // The answer is the error JSON `callgate serve` and the witness's own 408 give.
+      for (const answer of [declared, chunked]) {
+        expect(answer).toContain('content-type: application/json; charset=utf-8');
+        expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+          error: { kind: 'request-invalid', message: 'body: over the limit of 65536 bytes', path: 'body' },
+        });
+      }
+      // Small chunks on a connection kept alive: the rest is drained as well (the reader that
+      // stopped at the limit does not hold it paused).
+      const pieces = Buffer.concat(
+        Array.from({ length: 80 }, () =>
+          Buffer.concat([
+            Buffer.from(`${(16 * 1024).toString(16)}\r\n`),
+            Buffer.alloc(16 * 1024, 0x61),
+            Buffer.from('\r\n'),
+          ]),
+        ),
+      );
+      const small = await new Promise<string>((resolve, reject) => {
+        const socket = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+        const received: Buffer[] = [];
+        socket.pause();
+        socket.on('error', reject);
+        socket.on('data', (chunk) => received.push(chunk));
+        socket.on('close', () => resolve(Buffer.concat(received).toString('utf8')));
+        socket.write('POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+        socket.write(pieces);
+        socket.end('0\r\n\r\n', () => socket.resume());
+      });
+      expect(small.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+    } finally {
+      await witness.close();
+    }
+  });
+});
+
+describe('callgate witness serve: answers that are not the checkpoint’s', () => {
+  it('are the error JSON: 404 for another path, 405 with Allow for another method', async () => {
+    const witness = await startWitness({ data: folder(), log: [logKey] });
+    try {
+      const missing = await fetch(`${witness.url}/elsewhere`, { method: 'POST', body: 'x' });
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(await missing.json()).toEqual({
+        error: { kind: 'not-found', message: 'no route POST /elsewhere' },
+      });
+      const wrongMethod = await fetch(`${witness.url}/add-checkpoint`);
+      expect(wrongMethod.status).toBe(405);
+      expect(wrongMethod.headers.get('allow')).toBe('POST');
+      expect(await wrongMethod.json()).toEqual({
+        error: {
+          kind: 'request-invalid',
+          message: 'method GET is not allowed on /add-checkpoint; allowed: POST',
+        },
+      });
     } finally {
       await witness.close();
     }

@@ -1,13 +1,16 @@
 // `callgate witness serve`: a witness (c2sp.org/tlog-witness) in its own process, with its own key
 // and state folder, cosigning the checkpoints of the logs it is told to trust.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { parseVerifierKey, Witness, witnessSignerFromPrivateKey } from '@callgate/core/ledger';
+import { CallgateError, type ErrorBody } from '@callgate/protocol';
 import {
   answerClientErrors,
+  bodyTooLarge,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   drainBeforeClose,
+  methodNotAllowedResponse,
   requestTimeoutOptions,
 } from '@callgate/server';
 import type { Command } from 'commander';
@@ -70,6 +73,26 @@ function readBody(request: IncomingMessage): Promise<string | undefined> {
 }
 
 /**
+ * Answers `response` with callgate's error JSON (`{"error": {"kind", "message", ...}}`), as
+ * `callgate serve` and the 408/400/431 of {@link answerClientErrors} do.
+ */
+function answerError(
+  response: ServerResponse,
+  status: number,
+  error: CallgateError | ErrorBody,
+  headers: Record<string, string> = {},
+): void {
+  const body = JSON.stringify(error instanceof CallgateError ? error.toBody() : error);
+  response
+    .writeHead(status, {
+      ...headers,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    })
+    .end(body);
+}
+
+/**
  * Starts a witness over HTTP: `POST /add-checkpoint` (tlog-witness). Listens on 127.0.0.1 and an
  * ephemeral port unless told otherwise.
  * @throws CallgateError `request-invalid` for a log key that is not a verifier key.
@@ -90,22 +113,29 @@ export async function startWitness(options: WitnessServeOptions): Promise<Runnin
     requestTimeoutMs: options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS,
   };
   const server: Server = createServer(requestTimeoutOptions(timeouts), (request, response) => {
-    if (request.url !== '/add-checkpoint' || request.method !== 'POST') {
-      response.writeHead(request.url === '/add-checkpoint' ? 405 : 404, { 'content-type': 'text/plain' });
-      response.end(request.url === '/add-checkpoint' ? 'POST only\n' : 'not found\n');
-      return;
+    if (request.url !== '/add-checkpoint') {
+      const error = new CallgateError('not-found', `no route ${request.method} ${request.url}`);
+      return answerError(response, 404, error);
+    }
+    if (request.method !== 'POST') {
+      const { status, body, headers } = methodNotAllowedResponse(request.method ?? '', '/add-checkpoint', [
+        'POST',
+      ]);
+      return answerError(response, status, body, headers);
     }
     readBody(request)
       .then(async (body) => {
-        if (body === undefined) {
-          response.writeHead(413, { 'content-type': 'text/plain' }).end('request too large\n');
-          return;
-        }
+        if (body === undefined) return answerError(response, 413, bodyTooLarge(MAX_BODY_BYTES));
+        // The checkpoint's own answers (200, 403, 409, 422 ...) are tlog-witness's, as it writes them.
         const answer = await witness.addCheckpoint(body);
         response.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body);
       })
       .catch((error: unknown) => {
-        response.writeHead(500, { 'content-type': 'text/plain' }).end(`${(error as Error).message}\n`);
+        const failed = new CallgateError(
+          'internal',
+          `the checkpoint could not be handled: ${(error as Error).message}`,
+        );
+        answerError(response, 500, failed);
       });
   });
   answerClientErrors(server, timeouts);

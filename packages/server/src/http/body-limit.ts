@@ -38,12 +38,55 @@ export function limitBody(
 }
 
 /**
+ * Whether `error` is a request body that did not arrive whole: {@link bodyNotReceived}'s refusal.
+ */
+export function isBodyNotReceived(error: unknown): boolean {
+  return error instanceof CallgateError && notReceived.has(error);
+}
+
+/** The refusals {@link bodyNotReceived} made (marked here, not on the wire). */
+const notReceived = new WeakSet<CallgateError>();
+
+/**
+ * The refusal of a body the client stopped sending (its connection closed, reset or ran out of
+ * time): the client's problem, answered 400 (`request-invalid`, path `body`) when the connection
+ * can still take an answer, and logged as such, without a stack (see {@link isBodyNotReceived}).
+ */
+export function bodyNotReceived(cause: unknown): CallgateError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  const error = new CallgateError(
+    'request-invalid',
+    `body: not received whole (the connection ended before it did: ${reason})`,
+    { path: 'body' },
+    { cause },
+  );
+  notReceived.add(error);
+  return error;
+}
+
+/**
+ * A request's body as bytes (read within the limit {@link limitBody} holds it to).
+ *
+ * @throws CallgateError `request-invalid` (path `body`, {@link bodyNotReceived}) when the
+ *   connection ends, resets or runs out of time before the body does.
+ */
+export async function readBytes(request: Request): Promise<Uint8Array<ArrayBuffer>> {
+  try {
+    return new Uint8Array(await request.arrayBuffer());
+  } catch (error) {
+    if (error instanceof CallgateError) throw error;
+    throw bodyNotReceived(error);
+  }
+}
+
+/**
  * A request's body as UTF-8 text (read within the limit {@link limitBody} holds it to).
  *
- * @throws CallgateError `request-invalid` (path `body`) when it is not valid UTF-8.
+ * @throws CallgateError `request-invalid` (path `body`) when it is not valid UTF-8, or when it
+ *   did not arrive whole ({@link readBytes}).
  */
 export async function readUtf8(request: Request): Promise<string> {
-  const bytes = new Uint8Array(await request.arrayBuffer());
+  const bytes = await readBytes(request);
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {

@@ -177,3 +177,26 @@ export function keptDigits(value: unknown): string | undefined {
   const kept = value as { isLosslessNumber?: unknown; value?: unknown };
   return kept.isLosslessNumber === true && typeof kept.value === 'string' ? kept.value : undefined;
 }
+
+/**
+ * Refuses a query string that gives a parameter more than once (`?expect_size=1&expect_size=2`):
+ * no parameter of the API is a list, and which of two values would count is a guess (one reader
+ * takes the first, another the last). Names are compared as decoded (WHATWG URL
+ * `application/x-www-form-urlencoded`), so `a=1&%61=2` repeats `a`.
+ *
+ * @param url the request's URL.
+ * @throws CallgateError `request-invalid` (path `query.NAME`) naming the first repeated parameter
+ *   and how many times it was given.
+ */
+export function refuseRepeatedQuery(url: string): void {
+  const start = url.indexOf('?');
+  if (start === -1) return;
+  const times = new Map<string, number>();
+  for (const [name] of new URLSearchParams(url.slice(start + 1).split('#', 1)[0]))
+    times.set(name, (times.get(name) ?? 0) + 1);
+  for (const [name, given] of times) {
+    if (given < 2) continue;
+    const path = formatPath('query', [name]);
+    throw new CallgateError('request-invalid', `${path}: given ${given} times; give it once`, { path });
+  }
+}

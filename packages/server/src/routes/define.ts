@@ -2,11 +2,17 @@ import type { ApiKeyRow } from '@callgate/core';
 import { CallgateError } from '@callgate/protocol';
 import type { Context, Hono } from 'hono';
 import type { z } from 'zod';
-import { limitBody, readUtf8 } from '../http/body-limit.js';
+import { isBodyNotReceived, limitBody, readBytes, readUtf8 } from '../http/body-limit.js';
 import { errorResponseOf } from '../http/errors.js';
 import { precompileSchema } from '../http/precompile.js';
 import type { ApiKeyRole } from '../http/schemas.js';
-import { DEFAULT_BODY_LIMIT, parseJsonBody, parseWith, refuseOtherContentType } from '../http/validation.js';
+import {
+  DEFAULT_BODY_LIMIT,
+  parseJsonBody,
+  parseWith,
+  refuseOtherContentType,
+  refuseRepeatedQuery,
+} from '../http/validation.js';
 import { findApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
 
@@ -167,7 +173,7 @@ function tooLargeJson(c: Context, error: CallgateError): Response {
 
 /**
  * Registers `routes` on `app` under `/v1`: a body over the route's limit first (413), then auth
- * and role, then query, then body, then the
+ * and role, then query (a parameter given twice is refused, on every route), then body, then the
  * handler. Each route's schemas are compiled here, once, not on its first request.
  */
 export function mountRoutes(app: Hono, server: ServerContext, routes: readonly Route[]): void {
@@ -178,12 +184,14 @@ export function mountRoutes(app: Hono, server: ServerContext, routes: readonly R
     const handle = async (c: Context) => {
       try {
         const key = await authorize(server, route, c.req.header('authorization'));
+        // Every route, with a query schema or not: a parameter given twice is refused.
+        refuseRepeatedQuery(c.req.url);
         const query = route.query ? parseWith(route.query, c.req.query(), 'query') : {};
         let body: unknown = {};
         let bodyText = '';
         let bodyBytes = NO_BYTES;
         if (route.body && route.bodyBytes) {
-          bodyBytes = new Uint8Array(await c.req.raw.arrayBuffer());
+          bodyBytes = await readBytes(c.req.raw);
           if (bodyBytes.length > 0) refuseOtherContentType(c.req.header('content-type'));
         } else if (route.body) {
           bodyText = await readUtf8(c.req.raw);
@@ -210,6 +218,12 @@ export function mountRoutes(app: Hono, server: ServerContext, routes: readonly R
         if (result instanceof Response) return result;
         return c.json(result as object, route.status ?? 200);
       } catch (error) {
+        // A client that went away or was too slow (408) is the client's problem, not the server's.
+        if (isBodyNotReceived(error))
+          server.logger.info(
+            { method: c.req.method, path: c.req.path, error: (error as CallgateError).message },
+            'request body not received',
+          );
         return errorJson(c, server, error);
       }
     };

@@ -1,5 +1,5 @@
 import { readArguments } from '@callgate/core';
-import { argumentsDigestOf, verifyBundleBytes } from '@callgate/core/ledger';
+import { argumentsDigestOf, parseVerifierKey, verifyBundleBytes } from '@callgate/core/ledger';
 import {
   bundleSchema,
   bundleV2Schema,
@@ -100,7 +100,9 @@ export function ledgerRoutes(server: ServerContext): Route[] {
         // The bytes as sent, read by the one input rule `callgate verify FILE` follows
         // (`verifyBundleBytes`): every line held to its exact text, and bytes that are no
         // bundle's text (empty, too large, gzip, UTF-16, a byte-order mark first, not UTF-8, not
-        // JSON) refused as input.
+        // JSON) refused as input. A pinned key that is no key is bad input, as `callgate verify
+        // --public-key` takes it (exit 2), not a bundle that failed the check.
+        if (query.public_key !== undefined) refuseMalformedKey(query.public_key);
         const verdict = verifyBundleBytes(bodyBytes, {
           publicKey: query.public_key ?? server.publicKey,
           ...(flagOn(query.strict) ? { strict: true } : {}),
@@ -112,4 +114,20 @@ export function ledgerRoutes(server: ServerContext): Route[] {
       },
     }),
   ];
+}
+
+/**
+ * Refuses `?public_key=` text that is not a C2SP signed-note verifier key (`name+id+key`).
+ * @throws CallgateError `request-invalid` (path `query.public_key`) with the parser's reason.
+ */
+function refuseMalformedKey(text: string): void {
+  try {
+    parseVerifierKey(text);
+  } catch (error) {
+    throw new CallgateError(
+      'request-invalid',
+      `query.public_key: not a verifier key (name+id+key): ${(error as Error).message}`,
+      { path: 'query.public_key' },
+    );
+  }
 }
