@@ -20,6 +20,11 @@ export interface SourceLocator {
   locate(path: Path, at: 'key' | 'value'): Position | undefined;
   /** The position of character `offset` of the string at `path`, or of the string's start. */
   locateInString(path: Path, offset: number): Position | undefined;
+  /**
+   * The source text of the number at `path` as written (`0x10` for a value read as 16), or
+   * undefined when there is none (not a number, or no text behind the document).
+   */
+  numberSource?(path: Path): string | undefined;
 }
 
 /** What a loading policy is called in messages, and how to find positions in it. */
