@@ -315,8 +315,9 @@ export async function readServerConfig(
     config.policySource = policyPath;
   } else if (parsed.policy) {
     config.policy = compilePolicy(parsed.policy, {
-      source: `${file}: policy`,
+      source: file,
       locator: source.locatorWithin(['policy']),
+      within: ['policy'],
     });
     config.policySource = 'inline';
   }

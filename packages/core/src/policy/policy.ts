@@ -56,16 +56,19 @@ export function loadPolicy(text: string, options: { source?: string } = {}): Pol
  * @param options.locator where the document's values stand in a text it was read from (an
  *   inline policy of callgate.yaml): messages then give line:column, and whole-number and
  *   duration fields are held to their numbers as written (`max_calls: 0x10` is refused).
+ * @param options.within where the policy sits in that text (`['policy']`): messages name fields
+ *   from the text's root, `FILE:LINE:COLUMN: policy.limits.run.max_calls: …`.
  * @throws CallgateError `policy-invalid` as {@link loadPolicy} does, with the path of the
  *   offending value (line:column only with `options.locator`).
  */
 export function compilePolicy(
   document: unknown,
-  options: { source?: string; locator?: SourceLocator } = {},
+  options: { source?: string; locator?: SourceLocator; within?: readonly (string | number)[] } = {},
 ): Policy {
   return compileSource(document, {
     name: options.source ?? DEFAULT_SOURCE,
     ...(options.locator ? { locator: options.locator } : {}),
+    ...(options.within ? { within: options.within } : {}),
   });
 }
 

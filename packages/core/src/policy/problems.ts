@@ -31,6 +31,11 @@ export interface SourceLocator {
 export interface PolicySource {
   readonly name: string;
   readonly locator?: SourceLocator;
+  /**
+   * Where the policy sits in the file `name` (`['policy']` for callgate.yaml's inline policy):
+   * messages and `details.path` name fields from the file's root (`policy.limits.run.max_calls`).
+   */
+  readonly within?: Path;
 }
 
 /** `rules[1].match.tools[0]`: a path as a person reads it. */
@@ -67,7 +72,7 @@ export function policyInvalid(
   cause?: unknown,
 ): CallgateError {
   const position = place.position ?? source.locator?.locate(path, place.at ?? 'value');
-  const pathText = formatPath(path);
+  const pathText = formatPath([...(source.within ?? []), ...path]);
   let text = position ? `${source.name}:${position.line}:${position.column}: ` : `${source.name}: `;
   if (place.rule !== undefined) text += `rule ${JSON.stringify(place.rule)}: `;
   if (pathText !== '') text += `${pathText}: `;
