@@ -41,7 +41,7 @@ function expected(what: string, problem: string): string {
 }
 
 /**
- * A whole number ≥ `minimum` written in decimal digits (`10`; not `1e3`, `0x10`, `2.0` or ` 5`),
+ * A whole number ≥ `minimum` written in decimal digits (`10`; not `1e3`, `0x10`, `2.0`, ` 5`, `-0`, `010`),
  * read exactly (core's `readWholeNumber`: digits past 2^53 − 1 are refused, never rounded).
  */
 export function wholeNumber(minimum: number): ValueParser<number> {

@@ -87,8 +87,8 @@ const upstreamSchema = z
     message: 'set exactly one of `stdio` and `http`',
   });
 
-function durationMs(value: number | string, path: string): number {
-  const parsed = parseDuration(value);
+function durationMs(value: number | string, path: string, written: string | undefined): number {
+  const parsed = parseDuration(value, written);
   if ('problem' in parsed) throw new CallgateError('request-invalid', `${path}: ${parsed.problem}`);
   return parsed.ms;
 }
@@ -105,7 +105,14 @@ function durationMs(value: number | string, path: string): number {
  */
 export function parseUpstreams(
   value: unknown,
-  options: { warn?: (message: string) => void } = {},
+  options: {
+    warn?: (message: string) => void;
+    /**
+     * The number at a path (from the file's root) as its text wrote it (`0x10` for 16), so a
+     * duration is held to decimal digits; without it, numbers are judged by value.
+     */
+    written?: (path: readonly (string | number)[]) => string | undefined;
+  } = {},
 ): UpstreamConfig[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new CallgateError('request-invalid', 'upstreams: must be a list');
@@ -130,9 +137,17 @@ export function parseUpstreams(
     }
     const ms =
       timeout !== undefined
-        ? durationMs(timeout, `upstreams.${index}.timeout`)
+        ? durationMs(
+            timeout,
+            `upstreams.${index}.timeout`,
+            options.written?.(['upstreams', index, 'timeout']),
+          )
         : timeoutMs !== undefined
-          ? durationMs(timeoutMs, `upstreams.${index}.timeoutMs`)
+          ? durationMs(
+              timeoutMs,
+              `upstreams.${index}.timeoutMs`,
+              options.written?.(['upstreams', index, 'timeoutMs']),
+            )
           : undefined;
     return { ...rest, ...(ms !== undefined ? { timeoutMs: ms } : {}) } as UpstreamConfig;
   });

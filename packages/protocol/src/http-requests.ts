@@ -23,13 +23,13 @@ export const queryFlag = z
 
 /**
  * A whole number in a query string, `minimum` to `maximum`, written in decimal digits only and
- * read exactly: `1e2`, `100.0`, ` 100` and digits a double would round (`10.0000000000000001`,
+ * read exactly: `1e2`, `100.0`, ` 100`, `010`, `-0` and digits a double would round (`10.0000000000000001`,
  * past 2^53 − 1) are refused with `message`, never rounded to a number that was not sent.
  */
 const wholeNumberQuery = (minimum: number, maximum: number, message: string) =>
   z
     .string()
-    .regex(/^\d{1,16}$/, { error: message })
+    .regex(/^(?:0|[1-9][0-9]{0,15})$/, { error: message })
     .transform(Number)
     .pipe(
       z.number().int({ error: message }).min(minimum, { error: message }).max(maximum, { error: message }),

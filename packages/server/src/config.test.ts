@@ -60,6 +60,65 @@ describe('callgate.yaml', () => {
     }
   });
 
+  it('holds every whole-number and duration field to decimal digits as written (table)', async () => {
+    const dir = await folder();
+    const upstream = (timeout: string) =>
+      `upstreams:\n  - name: files\n    stdio: { command: node }\n    timeout: ${timeout}\n`;
+    const fields: ReadonlyArray<readonly [string, (value: string) => string, string, string]> = [
+      ['port', (v) => `port: ${v}\n`, 'request-invalid', '1'],
+      [
+        'witnesses.quorum',
+        (v) => `witnesses:\n  quorum: ${v}\n  servers: [{ url: "http://127.0.0.1:1", key: k }]\n`,
+        'request-invalid',
+        '2',
+      ],
+      ['upstreams.0.timeout', upstream, 'request-invalid', '4'],
+      [
+        'policy.limits.run.max_calls',
+        (v) => `policy:\n  version: 1\n  limits: { run: { max_calls: ${v} } }\n`,
+        'policy-invalid',
+        '3',
+      ],
+      [
+        'policy.approval.ttl',
+        (v) => `policy:\n  version: 1\n  approval: { ttl: ${v} }\n`,
+        'policy-invalid',
+        '3',
+      ],
+    ];
+    for (const [field, yaml, kind, line] of fields)
+      for (const value of [
+        '-0',
+        '0x10',
+        '0o10',
+        '7.0',
+        '+5',
+        '1e2',
+        '010',
+        '" 5s"',
+        '"5 s"',
+        '1_000',
+        '.inf',
+        '9007199254740992',
+      ]) {
+        await writeFile(join(dir, 'n.yaml'), yaml(value));
+        const error = await readServerConfig(join(dir, 'n.yaml')).then(
+          () => undefined,
+          (caught: unknown) => caught as { kind: string; message: string },
+        );
+        expect(error, `${field}: ${value}`).toMatchObject({ kind });
+        // The gateway's own messages write `upstreams.0`, the YAML number check `upstreams[0]`.
+        expect(error?.message.replace('[0]', '.0'), `${field}: ${value}`).toMatch(
+          new RegExp(`n\\.yaml:${line}:\\d+: ${field.replace(/\./g, '\\.')}: `),
+        );
+      }
+    // What the fields take, with the meaning the docs give.
+    await writeFile(join(dir, 'ok.yaml'), `port: 16\n${upstream('1500')}`);
+    const config = await readServerConfig(join(dir, 'ok.yaml'));
+    expect(config.port).toBe(16);
+    expect(config.upstreams[0]?.timeoutMs).toBe(1500);
+  });
+
   it('takes an inline policy and names an unknown key by its path', async () => {
     const dir = await folder();
     await writeFile(join(dir, 'a.yaml'), 'policy: { version: 1, default: deny, rules: [] }\n');

@@ -169,6 +169,30 @@ function validateYaml<Schema extends z.ZodType>(
   );
 }
 
+/** The whole-number fields of callgate.yaml, with their bounds (as `serverConfigSchema` has them). */
+const WHOLE_NUMBER_FIELDS: ReadonlyArray<readonly [readonly string[], WholeNumberBounds]> = [
+  [['port'], { minimum: 0, maximum: 65535 }],
+  [['witnesses', 'quorum'], { minimum: 1 }],
+];
+
+/**
+ * Holds each whole-number field to its number as written: the YAML reader gives 16 for `0x10`,
+ * 8 for `0o10`, 7 for `7.0`, 5 for `+5`; core's one rule refuses them all (and `-0`, `010`).
+ * @throws CallgateError `request-invalid` naming the field, its line and column, and the text.
+ */
+function holdWrittenNumbers(source: YamlText, file: string): void {
+  for (const [path, bounds] of WHOLE_NUMBER_FIELDS) {
+    const written = source.numberSource(path);
+    if (written === undefined) continue;
+    const problem = wholeNumberProblem(Number(written), bounds, written);
+    if (problem !== undefined)
+      throw new CallgateError(
+        'request-invalid',
+        ...located(file, fieldOf(path), problem, source.positionOf(path)),
+      );
+  }
+}
+
 /**
  * Validates `upstreams:` with the gateway's own rules and resolves each stdio upstream's `cwd`
  * against `base` (the config file's folder, also the default `cwd`). A `command` that is a path
@@ -183,7 +207,10 @@ function readUpstreams(
 ): UpstreamConfig[] {
   let upstreams: UpstreamConfig[];
   try {
-    upstreams = parseUpstreams(value, { warn: (message) => warnings.push(`${file}: ${message}`) });
+    upstreams = parseUpstreams(value, {
+      warn: (message) => warnings.push(`${file}: ${message}`),
+      written: (path) => source.numberSource(path),
+    });
   } catch (error) {
     if (!isCallgateError(error)) throw error;
     // parseUpstreams names the field from `upstreams` on (`upstreams.0.stdio.command: ...`).
@@ -274,6 +301,7 @@ export async function readServerConfig(
   const file = resolve(path);
   const base = dirname(file);
   const source = await readYamlFile(file);
+  holdWrittenNumbers(source, file);
   const parsed = validateYaml(serverConfigSchema, source, source.value ?? {}, file);
   const warnings: string[] = [];
   const config: ServerConfig = {
@@ -286,7 +314,11 @@ export async function readServerConfig(
     config.policy = await readPolicyFile(policyPath);
     config.policySource = policyPath;
   } else if (parsed.policy) {
-    config.policy = compilePolicy(parsed.policy, { source: `${file}: policy` });
+    config.policy = compilePolicy(parsed.policy, {
+      source: file,
+      locator: source.locatorWithin(['policy']),
+      within: ['policy'],
+    });
     config.policySource = 'inline';
   }
   if (typeof parsed.tools === 'string') {

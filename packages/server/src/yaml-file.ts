@@ -18,6 +18,13 @@ export interface YamlText {
    * Undefined when not even the root has a position (an empty text).
    */
   positionOf(path: readonly PropertyKey[], at?: 'key' | 'value'): YamlPosition | undefined;
+  /**
+   * The number at exactly `path` as the text wrote it (`0x10`, `+5`, `7.0` where the value reads
+   * 16, 5, 7), or undefined when no number scalar stands there.
+   */
+  numberSource(path: readonly (string | number)[]): string | undefined;
+  /** Where values under `prefix` stand, for core's policy compiler (an inline `policy:`). */
+  locatorWithin(prefix: readonly (string | number)[]): ReturnType<YamlLocator['within']>;
 }
 
 /** A number of a YAML text that a double does not hold: its message names where and quotes it. */
@@ -74,5 +81,7 @@ export function parseYamlText(text: string): YamlText {
         at,
       );
     },
+    numberSource: (path) => locator.numberSource(path),
+    locatorWithin: (prefix) => locator.within(prefix),
   };
 }

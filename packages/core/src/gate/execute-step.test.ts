@@ -124,6 +124,31 @@ describe('executeStep: scrub, limits, idempotency, provenance', () => {
     expect(ran[0]?.arguments).toEqual({ to: 'acme', amount: 5 });
   });
 
+  it('max_calls: 0 allows no call: every call of that tool, or of the run, is refused whatever the rules say', async () => {
+    const allowAll = (limits: string) =>
+      `version: 1\ndefault: allow\nlimits: ${limits}\nrules:\n  - { id: all, match: { tools: ["*"] }, effect: allow }\n`;
+    const call = (tool: string, id: string) => ({
+      id,
+      tool,
+      arguments: tool === 'read_file' ? { path: id } : { to: id, amount: 1 },
+    });
+    const perTool = await testEngine({ policy: allowAll('{ tools: { send_invoice: { max_calls: 0 } } }') });
+    const first = recorder();
+    const results = await executeStep(
+      perTool.engine,
+      perTool.runId,
+      [call('send_invoice', 'a'), call('read_file', 'b')],
+      first.execute,
+    );
+    expect(results.map((r) => (r.ok ? 'ok' : r.error.kind))).toEqual(['run-limit-exceeded', 'ok']);
+    expect(first.ran.map((c) => c.tool)).toEqual(['read_file']);
+    const perRun = await testEngine({ policy: allowAll('{ run: { max_calls: 0 } }') });
+    const second = recorder();
+    const none = await executeStep(perRun.engine, perRun.runId, [call('read_file', 'c')], second.execute);
+    expect(none.map((r) => (r.ok ? 'ok' : r.error.kind))).toEqual(['run-limit-exceeded']);
+    expect(second.ran).toHaveLength(0);
+  });
+
   it('enforces per-tool and run limits', async () => {
     const { engine, runId } = await testEngine();
     const { ran, execute } = recorder();

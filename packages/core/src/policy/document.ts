@@ -82,6 +82,15 @@ class DocumentReader {
     throw policyInvalid(this.source, path, message, place);
   }
 
+  /**
+   * A number as its YAML source wrote it (`0x10` where the reader gave 16), so that a whole-number
+   * or duration field is held to decimal digits; `String(value)` without a source text.
+   */
+  private written(value: unknown, path: Path): string | undefined {
+    if (typeof value !== 'number') return undefined;
+    return this.source.locator?.numberSource?.(path) ?? String(value);
+  }
+
   /** `value` as a mapping. */
   private mapping(value: unknown, path: Path, rule?: string): PlainObject {
     if (!isPlainObject(value)) this.fail(path, `expected a mapping (got ${describe(value)})`, { rule });
@@ -139,7 +148,7 @@ class DocumentReader {
   }
 
   private duration(value: unknown, path: Path): number {
-    const parsed = parseDuration(value);
+    const parsed = parseDuration(value, this.written(value, path));
     if ('problem' in parsed) this.fail(path, parsed.problem);
     return parsed.ms;
   }
@@ -167,7 +176,11 @@ class DocumentReader {
     const limit = this.keys(value, path, ['max_calls']);
     if (!('max_calls' in limit)) return {};
     const maxCalls = limit.max_calls;
-    const problem = wholeNumberProblem(maxCalls, { minimum: 0 }, describe(maxCalls));
+    const problem = wholeNumberProblem(
+      maxCalls,
+      { minimum: 0 },
+      this.written(maxCalls, [...path, 'max_calls']) ?? describe(maxCalls),
+    );
     if (problem !== undefined) this.fail([...path, 'max_calls'], `a number of calls: ${problem}`);
     return { max_calls: maxCalls as number };
   }

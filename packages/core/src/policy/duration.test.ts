@@ -7,7 +7,7 @@ describe('parseDuration', () => {
     expect(parseDuration('500ms')).toEqual({ ms: 500 });
     expect(parseDuration('60s')).toEqual({ ms: 60_000 });
     expect(parseDuration('1.5s')).toEqual({ ms: 1_500 });
-    expect(parseDuration('30 s')).toEqual({ ms: 30_000 });
+    expect(parseDuration('30s')).toEqual({ ms: 30_000 });
     expect(parseDuration('5m')).toEqual({ ms: 300_000 });
     expect(parseDuration('1h')).toEqual({ ms: 3_600_000 });
     expect(parseDuration(1500)).toEqual({ ms: 1500 });

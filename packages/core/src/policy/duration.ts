@@ -2,7 +2,8 @@
 // them for people (CLI tables, the inbox, the timeline).
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-const DURATION = /^(\d+(?:\.\d+)?) ?(ms|s|m|h)$/;
+const DURATION = /^((?:0|[1-9][0-9]*)(?:\.[0-9]+)?)(ms|s|m|h)$/;
+const MILLISECONDS = /^[1-9][0-9]*$/;
 
 /**
  * The longest duration a timer can hold (2^31 − 1 ms, about 24.8 days): Node runs a longer
@@ -16,23 +17,31 @@ const tooLong = (given: string) =>
 /**
  * The number of milliseconds `value` stands for, or a sentence saying why it is no duration.
  *
- * Accepts a positive safe integer (milliseconds) or a string `<number>[ ]<ms|s|m|h>` whose number
- * may have a fraction (`500ms`, `1.5s`, `30 s`, `5m`, `1h`) as long as it comes to a whole number
- * of milliseconds. Refuses zero, negative numbers, unitless strings, other units (`5 min`, `2d`)
+ * Accepts a positive safe integer (milliseconds, written in decimal digits) or a string
+ * `<number><ms|s|m|h>` whose number may have a fraction (`500ms`, `1.5s`, `30s`, `5m`, `1h`) as
+ * long as it comes to a whole number of milliseconds. Refuses zero, negative numbers, unitless
+ * strings, spaces anywhere (` 5s`, `5s `, `5 s`), leading zeros (`05s`), numbers written other
+ * than in decimal digits (a YAML `0x10`, `+5`, `7.0`, `1e2`), other units (`5 min`, `2d`)
  * anything finer than a millisecond (`0.5ms`, `1.00000000000000001s`: the decimal is read exactly,
  * never rounded through a double) and anything over {@link MAX_DURATION_MS}.
  *
  * @param written the number as its source wrote it (`99999999999999999999`, not the double it
- *   reads as), quoted by the messages; default `String(value)`.
+ *   reads as; `0x10`, not 16), held to decimal digits and quoted by the messages; default
+ *   `String(value)`.
  */
 export function parseDuration(value: unknown, written = String(value)): { ms: number } | { problem: string } {
   if (typeof value === 'number') {
     if (Number.isFinite(value) && value > MAX_DURATION_MS) return { problem: tooLong(written) };
-    if (Number.isSafeInteger(value) && value > 0) return { ms: value };
+    if (Number.isSafeInteger(value) && value > 0) {
+      if (MILLISECONDS.test(written)) return { ms: value };
+      return {
+        problem: `a duration in milliseconds is written in decimal digits${/^[-+]?0[0-9]/.test(written) ? ' without a leading zero' : ''} (got ${written})`,
+      };
+    }
     return { problem: `a duration in milliseconds must be a positive whole number (got ${written})` };
   }
   if (typeof value === 'string') {
-    const parts = DURATION.exec(value.trim());
+    const parts = DURATION.exec(value);
     const amount = parts?.[1];
     const unit = parts?.[2];
     if (amount !== undefined && unit !== undefined) {

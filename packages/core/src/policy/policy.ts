@@ -11,7 +11,7 @@ import {
 } from './conditions.js';
 import { normalizeDocument } from './document.js';
 import { compileToolPatterns, isGlob, type ToolMatcher } from './glob.js';
-import { type PolicySource, policyInvalid } from './problems.js';
+import { type PolicySource, policyInvalid, type SourceLocator } from './problems.js';
 import { type IndexedRule, RuleIndex } from './rule-index.js';
 import type {
   AnnotationHint,
@@ -53,11 +53,23 @@ export function loadPolicy(text: string, options: { source?: string } = {}): Pol
  *
  * @param document the policy as plain data.
  * @param options.source what to call the document in messages; `policy` by default.
+ * @param options.locator where the document's values stand in a text it was read from (an
+ *   inline policy of callgate.yaml): messages then give line:column, and whole-number and
+ *   duration fields are held to their numbers as written (`max_calls: 0x10` is refused).
+ * @param options.within where the policy sits in that text (`['policy']`): messages name fields
+ *   from the text's root, `FILE:LINE:COLUMN: policy.limits.run.max_calls: …`.
  * @throws CallgateError `policy-invalid` as {@link loadPolicy} does, with the path of the
- *   offending value (no line:column, as there is no text).
+ *   offending value (line:column only with `options.locator`).
  */
-export function compilePolicy(document: unknown, options: { source?: string } = {}): Policy {
-  return compileSource(document, { name: options.source ?? DEFAULT_SOURCE });
+export function compilePolicy(
+  document: unknown,
+  options: { source?: string; locator?: SourceLocator; within?: readonly (string | number)[] } = {},
+): Policy {
+  return compileSource(document, {
+    name: options.source ?? DEFAULT_SOURCE,
+    ...(options.locator ? { locator: options.locator } : {}),
+    ...(options.within ? { within: options.within } : {}),
+  });
 }
 
 function compileSource(value: unknown, source: PolicySource): Policy {

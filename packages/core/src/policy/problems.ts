@@ -20,12 +20,22 @@ export interface SourceLocator {
   locate(path: Path, at: 'key' | 'value'): Position | undefined;
   /** The position of character `offset` of the string at `path`, or of the string's start. */
   locateInString(path: Path, offset: number): Position | undefined;
+  /**
+   * The source text of the number at `path` as written (`0x10` for a value read as 16), or
+   * undefined when there is none (not a number, or no text behind the document).
+   */
+  numberSource?(path: Path): string | undefined;
 }
 
 /** What a loading policy is called in messages, and how to find positions in it. */
 export interface PolicySource {
   readonly name: string;
   readonly locator?: SourceLocator;
+  /**
+   * Where the policy sits in the file `name` (`['policy']` for callgate.yaml's inline policy):
+   * messages and `details.path` name fields from the file's root (`policy.limits.run.max_calls`).
+   */
+  readonly within?: Path;
 }
 
 /** `rules[1].match.tools[0]`: a path as a person reads it. */
@@ -62,7 +72,7 @@ export function policyInvalid(
   cause?: unknown,
 ): CallgateError {
   const position = place.position ?? source.locator?.locate(path, place.at ?? 'value');
-  const pathText = formatPath(path);
+  const pathText = formatPath([...(source.within ?? []), ...path]);
   let text = position ? `${source.name}:${position.line}:${position.column}: ` : `${source.name}: `;
   if (place.rule !== undefined) text += `rule ${JSON.stringify(place.rule)}: `;
   if (pathText !== '') text += `${pathText}: `;

@@ -11,6 +11,24 @@ export interface WholeNumberBounds {
   maximum?: number;
 }
 
+/** A whole number as decimal digits: no sign but `-`, no leading zero, no fraction, exponent, `_`. */
+const DECIMAL_DIGITS = /^-?(?:0|[1-9][0-9]*)$/;
+
+/**
+ * Why `written` is not a whole number spelled in decimal digits, or undefined: `-0`, `010`, `+5`,
+ * `0x10`, `0o10`, `7.0`, `1e2`, `1_000` all stand for whole numbers a reader may take, but each
+ * reader takes some of them differently (`010` is 8 to some), so callgate takes none of them.
+ */
+function spellingProblem(written: string): string | undefined {
+  if (/^-0+$/.test(written))
+    return `expected a whole number written in decimal digits (got ${written}: zero has no sign)`;
+  if (/^-?0[0-9]/.test(written))
+    return `expected a whole number written in decimal digits without a leading zero (got ${written})`;
+  if (!DECIMAL_DIGITS.test(written))
+    return `expected a whole number written in decimal digits (got ${written})`;
+  return undefined;
+}
+
 const beyondSafe = (written: string) =>
   `${written} is beyond the largest safe integer, ${Number.MAX_SAFE_INTEGER} (2^53 − 1): past it a double cannot hold every whole number, so it would not be read as written`;
 
@@ -35,9 +53,10 @@ function outOfBounds(value: number, written: string, bounds: WholeNumberBounds):
  * undefined when it is.
  *
  * @param written the number as its source wrote it (the digits, not the double), quoted by the
- *   messages; default `String(value)`.
+ *   messages and held to decimal digits: a YAML `0x10`, `0o10`, `+5`, `7.0`, `1e2` or `010`
+ *   reads as a whole number but is refused, as is `-0`; default `String(value)`.
  * @returns a sentence: the value is not a number (`the text "1"`), not whole (`1.5`, `Infinity`),
- *   beyond 2^53 − 1, or outside `bounds`.
+ *   beyond 2^53 − 1, not written in decimal digits, or outside `bounds`.
  */
 export function wholeNumberProblem(
   value: unknown,
@@ -51,12 +70,14 @@ export function wholeNumberProblem(
     return beyondSafe(written);
   }
   if (!Number.isInteger(value)) return `expected a whole number (got ${written})`;
-  return outOfBounds(value, written, bounds);
+  if (Object.is(value, -0)) return spellingProblem(/^-0+$/.test(written) ? written : '-0');
+  return spellingProblem(written) ?? outOfBounds(value, written, bounds);
 }
 
 /**
- * A whole number written as decimal digits (`10`; not `1e3`, `0x10`, `2.0`, ` 5` or `+5`), as a
- * command line gives one, held to `bounds`.
+ * A whole number written as decimal digits (`10`; not `1e3`, `0x10`, `2.0`, ` 5`, `+5`, `-0` or
+ * `010`), as a
+ * command line or a query string gives one, held to `bounds`.
  *
  * @returns `{ value }`, or `{ problem }`: a sentence quoting `text` (digits past 2^53 − 1 quoted as
  *   written, never as the double they would round to).

@@ -45,6 +45,31 @@ export class YamlLocator implements SourceLocator {
     return this.position(found.offset);
   }
 
+  /**
+   * The source text of the number scalar at exactly `path` (`0x10`, `+5`, `7.0`, `010`), or
+   * undefined when the value there is not a plain number scalar (text, a mapping, missing).
+   * The YAML reader turns `0x10` into 16 before callgate sees it; a field that takes decimal
+   * digits only holds the source to them.
+   */
+  numberSource(path: Path): string | undefined {
+    const found = this.find(path, 'value');
+    if (!found?.exact) return undefined;
+    const node = isAlias(found.node) ? found.node.resolve(this.document) : found.node;
+    if (!isScalar(node) || (typeof node.value !== 'number' && typeof node.value !== 'bigint'))
+      return undefined;
+    const source = (node as { source?: unknown }).source;
+    return typeof source === 'string' ? source : String(node.value);
+  }
+
+  /** This locator for the part of the document under `prefix` (an inline policy's `policy:`). */
+  within(prefix: Path): SourceLocator {
+    return {
+      locate: (path, at) => this.locate([...prefix, ...path], at),
+      locateInString: (path, offset) => this.locateInString([...prefix, ...path], offset),
+      numberSource: (path) => this.numberSource([...prefix, ...path]),
+    };
+  }
+
   /** The node at `path` (or its nearest ancestor, `exact: false`) and the offset to report. */
   private find(
     path: Path,

@@ -1,4 +1,4 @@
-import { truncateText } from '@callgate/core';
+import { readWholeNumber, truncateText } from '@callgate/core';
 import { timelineOf, verifyBundle } from '@callgate/core/ledger';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import type { Context, Hono } from 'hono';
@@ -295,11 +295,19 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
   app.get('/ui/runs', async (c) => {
     const session = await guard(c);
     if (session instanceof Response) return session;
-    const before = Number(c.req.query('before'));
+    // `before` (epoch ms, from the page's own "Older runs" link) is read as every whole number is.
+    const beforeText = c.req.query('before');
+    const before = beforeText === undefined ? undefined : readWholeNumber(beforeText, { minimum: 1 });
+    if (before !== undefined && 'problem' in before)
+      return uiErrorResponse(
+        c,
+        server,
+        new CallgateError('request-invalid', `query.before: ${before.problem}`),
+      );
     const pageSize = 50;
     const runs = await engine.store.listRuns({
       limit: pageSize,
-      ...(Number.isFinite(before) && before > 0 ? { before } : {}),
+      ...(before !== undefined ? { before: before.value } : {}),
     });
     const older = runs.length === pageSize ? runs.at(-1)?.started_at : undefined;
     return render(c, { title: 'Runs', session, current: '/ui/runs', content: runsContent(runs, older) });

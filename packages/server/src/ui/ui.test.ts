@@ -163,6 +163,12 @@ describe('web UI inbox and runs', () => {
     });
     const runs = await user.get('/ui/runs');
     expect(runs.text).toContain(runId);
+    for (const before of ['-0', '0x10', '1e3', '010', ' 5', '9007199254740992']) {
+      const refused = await user.get(`/ui/runs?before=${encodeURIComponent(before)}`);
+      expect(refused.status, before).toBe(400);
+      expect(refused.text, before).toContain('query.before');
+    }
+    expect((await user.get(`/ui/runs?before=${Date.now() + 60_000}`)).text).toContain(runId);
     const page = await user.get(`/ui/runs/${runId}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain('Verified');
