@@ -3,7 +3,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fastCanonicalJson } from '../json/canonical.js';
 import { parseRecordLine } from './bundle-text.js';
-import { HANDED_OVER_FIELDS, prevNamesDigest, readRecordLine } from './record-line-reader.js';
+import {
+  argumentsDigestSpan,
+  HANDED_OVER_FIELDS,
+  prevNamesDigest,
+  readRecordLine,
+  SPAN,
+} from './record-line-reader.js';
 import { isLedgerRecord, recordSchemaOf } from './record-validator.js';
 
 /** The reference path: JSON.parse, the canonical check, the shape check (zod when not certain). */
@@ -274,6 +280,12 @@ describe('readRecordLine', () => {
           expect(expected, line).toBeDefined();
           for (const name of HANDED_OVER_FIELDS)
             expect(fields[name], `${name} of ${line}`).toEqual(expected?.[name]);
+          // The arguments digest kept as a span of the line's bytes reads as the parsed value.
+          const bytes = argumentsDigestSpan(fields);
+          if (bytes !== undefined)
+            expect(bytes.toString('latin1', SPAN[0], SPAN[1]), line).toBe(expected?.arguments_digest);
+          else if (typeof expected?.arguments_digest === 'string')
+            expect(expected.arguments_digest, line).toMatch(/[^\x20-\x7e]|["\\]/);
         },
       ),
       { numRuns: 6000 },

@@ -381,5 +381,21 @@ export function prevNamesDigest(digests: Uint8Array, offset: number): boolean {
   }
   return true;
 }
+/**
+ * Where the `arguments_digest` text of `fields` lies in the file's bytes, when `fields` is the
+ * object {@link readRecordLine} handed over last and that value is a string without escapes:
+ * sets {@link SPAN} ([0] start, [1] end, of the text between the quotes) and returns the bytes;
+ * else undefined (read the field). Lets a check keep the digest as a span of bytes that stay
+ * alive anyway, and make its text only if it is ever read.
+ */
+export function argumentsDigestSpan(fields: object): Buffer | undefined {
+  if (fields !== handedOver || stamp[ID_ARGUMENTS_DIGEST] !== generation) return undefined;
+  if (kindOf[ID_ARGUMENTS_DIGEST] !== K_STRING || escapedOf[ID_ARGUMENTS_DIGEST] === 1) return undefined;
+  SPAN[0] = (startOf[ID_ARGUMENTS_DIGEST] as number) + 1;
+  SPAN[1] = (endOf[ID_ARGUMENTS_DIGEST] as number) - 1;
+  return lineBytes;
+}
+/** After {@link argumentsDigestSpan}: the span's start and end. */
+export const SPAN = new Int32Array(2);
 const SHA256_PREFIX = Uint8Array.from('sha256:', (char) => char.charCodeAt(0));
 const HEX_DIGITS = Uint8Array.from('0123456789abcdef', (char) => char.charCodeAt(0));
