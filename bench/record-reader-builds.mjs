@@ -57,11 +57,12 @@ for (let round = 0; round < rounds; round++)
   }
 const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
 console.log('build                                              µs/line median     best   ÷ first');
-dirs.forEach((dir, which) =>
+for (const [which, dir] of dirs.entries()) {
+  const middle = median(times[which]);
+  const best = Math.min(...times[which]);
+  const ratio = middle / median(times[0]);
   console.log(
-    `${dir.padEnd(50)} ${median(times[which]).toFixed(3).padStart(14)} ${Math.min(...times[which])
-      .toFixed(3)
-      .padStart(8)} ${(median(times[which]) / median(times[0])).toFixed(2).padStart(9)}`,
-  ),
-);
+    `${dir.padEnd(50)} ${middle.toFixed(3).padStart(14)} ${best.toFixed(3).padStart(8)} ${ratio.toFixed(2).padStart(9)}`,
+  );
+}
 console.log(`load after ${load()} (sink ${sink % 7})`);
