@@ -3,7 +3,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fastCanonicalJson } from '../json/canonical.js';
 import { parseRecordLine } from './bundle-text.js';
-import { HANDED_OVER_FIELDS, readRecordLine } from './record-line-reader.js';
+import {
+  argumentsDigestSpan,
+  HANDED_OVER_FIELDS,
+  prevNamesDigest,
+  readRecordLine,
+  SPAN,
+} from './record-line-reader.js';
 import { isLedgerRecord, recordSchemaOf } from './record-validator.js';
 
 /** The reference path: JSON.parse, the canonical check, the shape check (zod when not certain). */
@@ -274,6 +280,12 @@ describe('readRecordLine', () => {
           expect(expected, line).toBeDefined();
           for (const name of HANDED_OVER_FIELDS)
             expect(fields[name], `${name} of ${line}`).toEqual(expected?.[name]);
+          // The arguments digest kept as a span of the line's bytes reads as the parsed value.
+          const bytes = argumentsDigestSpan(fields);
+          if (bytes !== undefined)
+            expect(bytes.toString('latin1', SPAN[0], SPAN[1]), line).toBe(expected?.arguments_digest);
+          else if (typeof expected?.arguments_digest === 'string')
+            expect(expected.arguments_digest, line).toMatch(/[^\x20-\x7e]|["\\]/);
         },
       ),
       { numRuns: 6000 },
@@ -296,5 +308,47 @@ describe('readRecordLine', () => {
       '',
     ])
       expect(read(other), other).toBeUndefined();
+  });
+});
+
+describe('prevNamesDigest', () => {
+  it('answers what comparing the handed-over prev with the digest text answers (generated)', () => {
+    const line = fastCanonicalJson(validRecords.find((record) => typeof record.prev === 'string'));
+    const forms = [
+      (hex: string) => `"sha256:${hex}"`,
+      (hex: string) => `"sha256:${hex.toUpperCase()}"`,
+      (hex: string) => `"sha256:${hex.slice(0, 63)}"`,
+      (hex: string) => `"sha256:${hex}0"`,
+      (hex: string) => `"sha-56:${hex}"`,
+      (hex: string) => `"sha256:\\u0030${hex.slice(1)}"`,
+      () => 'null',
+    ];
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.boolean(),
+        fc.nat(forms.length - 1),
+        fc.nat(63),
+        (digest, other, same, form, flip) => {
+          const written = Buffer.from(same ? digest : other).toString('hex');
+          const changed =
+            flip % 2 === 0
+              ? written
+              : `${written.slice(0, flip)}${'0123456789abcdef'[(Number.parseInt(written[flip] as string, 16) + 1) % 16]}${written.slice(flip + 1)}`;
+          const text = line.replace(
+            /"prev":("sha256:[0-9a-f]{64}"|null)/,
+            `"prev":${(forms[form] as (hex: string) => string)(changed)}`,
+          );
+          const fields = read(text, '[', ',');
+          if (fields === undefined) return;
+          const expected = fields.prev === `sha256:${Buffer.from(digest).toString('hex')}`;
+          expect(prevNamesDigest(digest, 0), text).toBe(expected);
+          const padded = Buffer.concat([Buffer.alloc(5), digest]);
+          expect(prevNamesDigest(padded, 5), text).toBe(expected);
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });

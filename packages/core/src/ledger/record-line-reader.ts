@@ -209,9 +209,10 @@ function noteField(bytes: Uint8Array, end: number, key: number, at: number): num
 
 /**
  * Reads the record line `bytes[start, end)` (no trailing `,`). When it is certainly the RFC 8785
- * canonical JSON text of a valid version 1 or 2 ledger record, returns a new object holding
- * that record's {@link HANDED_OVER_FIELDS} (those it has; the others read `undefined`) — not the
- * record: only the verifier's record checks may read it. Otherwise undefined ("not sure": the
+ * canonical JSON text of a valid version 1 or 2 ledger record, returns an object holding that
+ * record's {@link HANDED_OVER_FIELDS} (those it has; the others read `undefined`) — not the
+ * record: only the verifier's record checks may read it, and only until the next call (the same
+ * object is handed over for every line). Otherwise undefined ("not sure": the
  * line may still be valid; JSON.parse, the canonical check and the shape check decide it).
  */
 export function readRecordLine(bytes: Buffer, start: number, end: number): LedgerRecord | undefined {
@@ -281,34 +282,120 @@ export function readRecordLine(bytes: Buffer, start: number, end: number): Ledge
   }
   // Every key is one of the type's (all record types are strict objects).
   if (known !== present) return undefined;
-  const toolCalls =
-    stamp[ID_TOOL_CALLS] === generation
-      ? JSON.parse(bytes.toString('latin1', startOf[ID_TOOL_CALLS], endOf[ID_TOOL_CALLS]))
-      : undefined;
-  return {
-    v: version,
-    type,
-    seq: numberOf_(ID_SEQ),
-    run_seq: numberOf_(ID_RUN_SEQ),
-    ts: numberOf_(ID_TS),
-    attempt: numberOf_(ID_ATTEMPT),
-    run_id: textOf(bytes, ID_RUN_ID, true),
-    prev: textOf(bytes, ID_PREV, false),
-    call_id: textOf(bytes, ID_CALL_ID, false),
-    approval_id: textOf(bytes, ID_APPROVAL_ID, false),
-    tool: textOf(bytes, ID_TOOL, true),
-    arguments_digest: textOf(bytes, ID_ARGUMENTS_DIGEST, false),
-    arguments_commitment: textOf(bytes, ID_ARGUMENTS_COMMITMENT, false),
-    content_commitment: textOf(bytes, ID_CONTENT_COMMITMENT, false),
-    result_commitment: textOf(bytes, ID_RESULT_COMMITMENT, false),
-    params_commitment: textOf(bytes, ID_PARAMS_COMMITMENT, false),
-    policy_digest: textOf(bytes, ID_POLICY_DIGEST, true),
-    effect: enumOf(bytes, ID_EFFECT),
-    error_kind: enumOf(bytes, ID_ERROR_KIND),
-    status: enumOf(bytes, ID_STATUS),
-    outcome: enumOf(bytes, ID_OUTCOME),
-    edited: booleanOf(ID_EDITED),
-    grant_consumed: booleanOf(ID_GRANT_CONSUMED),
-    tool_calls: toolCalls,
-  } as unknown as LedgerRecord;
+  lineBytes = bytes;
+  const out = handedOver;
+  out.v = version as number;
+  out.type = type;
+  out.seq = numberOf_(ID_SEQ);
+  out.run_seq = numberOf_(ID_RUN_SEQ);
+  out.ts = numberOf_(ID_TS);
+  out.attempt = numberOf_(ID_ATTEMPT);
+  out.run_id = textOf(bytes, ID_RUN_ID, true);
+  out.call_id = textOf(bytes, ID_CALL_ID, false);
+  out.tool = textOf(bytes, ID_TOOL, true);
+  out.policy_digest = textOf(bytes, ID_POLICY_DIGEST, true);
+  out.effect = enumOf(bytes, ID_EFFECT);
+  out.error_kind = enumOf(bytes, ID_ERROR_KIND);
+  out.status = enumOf(bytes, ID_STATUS);
+  out.outcome = enumOf(bytes, ID_OUTCOME);
+  out.edited = booleanOf(ID_EDITED);
+  out.grant_consumed = booleanOf(ID_GRANT_CONSUMED);
+  return out as unknown as LedgerRecord;
 }
+
+/** The bytes of the line read last that the reader was certain of (its fields are `handedOver`'s). */
+let lineBytes: Buffer = Buffer.alloc(0);
+
+/**
+ * The fields of the line read last, handed over by {@link readRecordLine}: one object, reused for
+ * every line (no object per record for the garbage collector). The ids, numbers and enums the
+ * checks read of nearly every record are set per line; the digests, commitments and approval id,
+ * which most records' checks never read or compare once, are made from the line's bytes when read
+ * (getters over the reader's state, which reads no `this`, so a Proxy of it reads the same). Valid
+ * until the next call of `readRecordLine`: a check must copy what it keeps.
+ */
+class HandedOverFields {
+  v = 0;
+  type: string | undefined = '';
+  seq: number | undefined = 0;
+  run_seq: number | undefined = 0;
+  ts: number | undefined = 0;
+  attempt: number | undefined = 0;
+  run_id: string | null | undefined = '';
+  call_id: string | null | undefined = '';
+  tool: string | null | undefined = '';
+  policy_digest: string | null | undefined = '';
+  effect: string | null | undefined = '';
+  error_kind: string | null | undefined = '';
+  status: string | null | undefined = '';
+  outcome: string | null | undefined = '';
+  edited: boolean | undefined = false;
+  grant_consumed: boolean | undefined = false;
+  get prev(): string | null | undefined {
+    return textOf(lineBytes, ID_PREV, false);
+  }
+  get approval_id(): string | null | undefined {
+    return textOf(lineBytes, ID_APPROVAL_ID, false);
+  }
+  get arguments_digest(): string | null | undefined {
+    return textOf(lineBytes, ID_ARGUMENTS_DIGEST, false);
+  }
+  get arguments_commitment(): string | null | undefined {
+    return textOf(lineBytes, ID_ARGUMENTS_COMMITMENT, false);
+  }
+  get content_commitment(): string | null | undefined {
+    return textOf(lineBytes, ID_CONTENT_COMMITMENT, false);
+  }
+  get result_commitment(): string | null | undefined {
+    return textOf(lineBytes, ID_RESULT_COMMITMENT, false);
+  }
+  get params_commitment(): string | null | undefined {
+    return textOf(lineBytes, ID_PARAMS_COMMITMENT, false);
+  }
+  get tool_calls(): unknown {
+    return stamp[ID_TOOL_CALLS] === generation
+      ? JSON.parse(lineBytes.toString('latin1', startOf[ID_TOOL_CALLS], endOf[ID_TOOL_CALLS]))
+      : undefined;
+  }
+}
+const handedOver = new HandedOverFields();
+
+/**
+ * Whether the `prev` of the line {@link readRecordLine} read last (and was certain of) is
+ * `sha256:` and the lowercase hex of the 32 bytes of `digests` at `offset`: compared in the line's
+ * bytes, no string made. The same answer as comparing the handed-over `prev` text.
+ */
+export function prevNamesDigest(digests: Uint8Array, offset: number): boolean {
+  if (stamp[ID_PREV] !== generation || kindOf[ID_PREV] !== K_STRING) return false;
+  const bytes = lineBytes;
+  const start = (startOf[ID_PREV] as number) + 1;
+  if ((endOf[ID_PREV] as number) - 1 - start !== 71 || escapedOf[ID_PREV] === 1) return false;
+  for (let i = 0; i < 7; i++) if (bytes[start + i] !== SHA256_PREFIX[i]) return false;
+  for (let i = 0; i < 32; i++) {
+    const byte = digests[offset + i] as number;
+    if (
+      bytes[start + 7 + 2 * i] !== HEX_DIGITS[byte >> 4] ||
+      bytes[start + 8 + 2 * i] !== HEX_DIGITS[byte & 15]
+    )
+      return false;
+  }
+  return true;
+}
+/**
+ * Where the `arguments_digest` text of `fields` lies in the file's bytes, when `fields` is the
+ * object {@link readRecordLine} handed over last and that value is a string without escapes:
+ * sets {@link SPAN} ([0] start, [1] end, of the text between the quotes) and returns the bytes;
+ * else undefined (read the field). Lets a check keep the digest as a span of bytes that stay
+ * alive anyway, and make its text only if it is ever read.
+ */
+export function argumentsDigestSpan(fields: object): Buffer | undefined {
+  if (fields !== handedOver || stamp[ID_ARGUMENTS_DIGEST] !== generation) return undefined;
+  if (kindOf[ID_ARGUMENTS_DIGEST] !== K_STRING || escapedOf[ID_ARGUMENTS_DIGEST] === 1) return undefined;
+  SPAN[0] = (startOf[ID_ARGUMENTS_DIGEST] as number) + 1;
+  SPAN[1] = (endOf[ID_ARGUMENTS_DIGEST] as number) - 1;
+  return lineBytes;
+}
+/** After {@link argumentsDigestSpan}: the span's start and end. */
+export const SPAN = new Int32Array(2);
+const SHA256_PREFIX = Uint8Array.from('sha256:', (char) => char.charCodeAt(0));
+const HEX_DIGITS = Uint8Array.from('0123456789abcdef', (char) => char.charCodeAt(0));

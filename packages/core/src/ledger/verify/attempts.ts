@@ -4,6 +4,7 @@
 // held without an array of its own, and is its call's latest value too (no second map of the
 // latest value per call: only calls with other attempts have an entry in one).
 import type { LedgerRecordOf } from '@callgate/protocol';
+import { argumentsDigestSpan, SPAN } from '../record-line-reader.js';
 
 /** Values by (call id, attempt), in insertion order of their calls. Values must not be arrays. */
 export class AttemptMap<T extends object> {
@@ -73,7 +74,7 @@ export interface AttemptState {
   tool: string;
   effect: LedgerRecordOf<'call-decision'>['effect'];
   error_kind: LedgerRecordOf<'call-decision'>['error_kind'];
-  arguments_digest: string | null;
+  readonly arguments_digest: string | null;
   /** Call checks: approval requests and responses for this attempt, and its executions. */
   requests: number;
   responses: number;
@@ -84,6 +85,62 @@ export interface AttemptState {
   reviewApproved: boolean;
   reviewDenied: boolean;
   ends: number;
+}
+
+/**
+ * An {@link AttemptState} whose `arguments_digest` is kept, when it came from a file line the
+ * record-line reader was certain of, as the span of the file's bytes it is written in (the bytes
+ * stay alive for the whole verification): its text is made the first time it is read, so the
+ * states of a 100,000-decision bundle are not 100,000 76-character strings more for the garbage
+ * collector to copy.
+ */
+class DecidedAttempt implements AttemptState {
+  readonly seq: number;
+  readonly call_id: string;
+  readonly attempt: number;
+  readonly tool: string;
+  readonly effect: LedgerRecordOf<'call-decision'>['effect'];
+  readonly error_kind: LedgerRecordOf<'call-decision'>['error_kind'];
+  requests = 0;
+  responses = 0;
+  approved: string | null | undefined = undefined;
+  executions = 0;
+  reviewApproved = false;
+  reviewDenied = false;
+  ends = 0;
+  /** The digest's text once made (or as given), and where its bytes are until then. */
+  #digest: string | null | undefined;
+  #bytes: Buffer | undefined;
+  readonly #start: number;
+  readonly #end: number;
+
+  constructor(
+    record: LedgerRecordOf<'call-decision'>,
+    bytes: Buffer | undefined,
+    digest: string | null | undefined,
+    start: number,
+    end: number,
+  ) {
+    this.seq = record.seq;
+    this.call_id = record.call_id;
+    this.attempt = record.attempt;
+    this.tool = record.tool;
+    this.effect = record.effect;
+    this.error_kind = record.error_kind;
+    this.#bytes = bytes;
+    this.#digest = digest;
+    this.#start = start;
+    this.#end = end;
+  }
+
+  get arguments_digest(): string | null {
+    const bytes = this.#bytes;
+    if (bytes !== undefined) {
+      this.#digest = bytes.toString('latin1', this.#start, this.#end);
+      this.#bytes = undefined;
+    }
+    return this.#digest as string | null;
+  }
 }
 
 /**
@@ -112,22 +169,14 @@ export class CallAttempts {
 
   /** A fresh state for the decision `record`, set (replacing any) in its run's `attempts`. */
   decide(attempts: AttemptMap<AttemptState>, record: LedgerRecordOf<'call-decision'>): AttemptState {
-    const state: AttemptState = {
-      seq: record.seq,
-      call_id: record.call_id,
-      attempt: record.attempt,
-      tool: record.tool,
-      effect: record.effect,
-      error_kind: record.error_kind,
-      arguments_digest: record.arguments_digest,
-      requests: 0,
-      responses: 0,
-      approved: undefined,
-      executions: 0,
-      reviewApproved: false,
-      reviewDenied: false,
-      ends: 0,
-    };
+    const bytes = argumentsDigestSpan(record);
+    const state = new DecidedAttempt(
+      record,
+      bytes,
+      bytes === undefined ? record.arguments_digest : undefined,
+      SPAN[0] as number,
+      SPAN[1] as number,
+    );
     this.replacedAnother = attempts.set(record.call_id, record.attempt, state) !== undefined;
     this.#lastDecision = record;
     this.#lastState = state;

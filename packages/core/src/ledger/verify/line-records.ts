@@ -17,7 +17,7 @@ import {
   unclosed,
   wholeBundle,
 } from '../bundle-text.js';
-import { readRecordLine } from '../record-line-reader.js';
+import { prevNamesDigest, readRecordLine } from '../record-line-reader.js';
 import { hashCanonicalText, type RecordSource } from './record-source.js';
 
 /** The record lines of a bundle file's text after its first line. */
@@ -105,6 +105,10 @@ export class LineRecords implements RecordSource {
     const fields = readRecordLine(bytes, this.#starts[index] as number, this.#ends[index] as number);
     if (fields !== undefined) this.#read = index + 1;
     return fields;
+  }
+
+  prevNamesDigest(digests: Uint8Array, offset: number): boolean {
+    return prevNamesDigest(digests, offset);
   }
 
   read(index: number): unknown {

@@ -25,6 +25,12 @@ export interface RecordSource {
    */
   readChecked?(index: number): LedgerRecord | undefined;
   /**
+   * Whether the `prev` of the record `readChecked` handed over last is `sha256:` and the lowercase
+   * hex of the 32 bytes of `digests` at `offset` (compared without making its text); only right
+   * after `readChecked` answered fields.
+   */
+  prevNamesDigest?(digests: Uint8Array, offset: number): boolean;
+  /**
    * Writes the leaf hash of record `index` (`item`, as just read) into `leaves` at 32·index, and
    * when it is version 1 (`version2` false) its chain digest into `chain` at 32·index.
    * @throws CallgateError `tool-args-invalid` when the record has no canonical JSON form.

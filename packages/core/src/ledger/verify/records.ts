@@ -164,7 +164,10 @@ export function checkRecords(
     if (
       head === undefined
         ? record.prev !== null && record.run_seq === 0
-        : head.digests === undefined || !namesDigest(record.prev, head.digests, head.at)
+        : head.digests === undefined ||
+          !(checkedFields !== undefined && source.prevNamesDigest !== undefined
+            ? source.prevNamesDigest(head.digests, head.at)
+            : namesDigest(record.prev, head.digests, head.at))
     ) {
       const expectedPrev = head?.digests === undefined ? undefined : digestText(head.digests, head.at);
       chainFailures.push([
