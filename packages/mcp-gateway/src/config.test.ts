@@ -38,27 +38,33 @@ describe('parseUpstreams', () => {
 
   it('names the offending entry and field', () => {
     expect(() => parseUpstreams([{ name: 'a', stdio: { command: 'x' }, http: { url: 'http://x' } }])).toThrow(
-      /upstreams\.0: set exactly one of `stdio` and `http`/,
+      /upstreams\[0\]: set exactly one of `stdio` and `http`/,
     );
-    expect(() => parseUpstreams([{ name: 'a b', stdio: { command: 'x' } }])).toThrow(/upstreams\.0\.name/);
+    expect(() => parseUpstreams([{ name: 'a b', stdio: { command: 'x' } }])).toThrow(/upstreams\[0\]\.name/);
     expect(() => parseUpstreams([{ name: 'a__b', stdio: { command: 'x' } }])).toThrow(
       /must not contain "__"/,
     );
     expect(() => parseUpstreams([{ name: 'a', http: { url: 'ftp://x' } }])).toThrow(
-      /upstreams\.0\.http\.url/,
+      /upstreams\[0\]\.http\.url/,
     );
     expect(() => parseUpstreams([{ name: 'a', stdio: { command: 'x' }, colour: 'red' }])).toThrow(
-      /upstreams\.0/,
+      'upstreams[0].colour: unknown field',
+    );
+    expect(() => parseUpstreams([{ name: 'a', stdio: { command: 'x' }, trust: 'bogus' }])).toThrow(
+      'upstreams[0].trust: must be one of "trusted", "untrusted"',
+    );
+    expect(() => parseUpstreams([{ name: 'a', stdio: { command: 'x', cmd: 'y' } }])).toThrow(
+      'upstreams[0].stdio.cmd: unknown field',
     );
     expect(() => parseUpstreams([{ name: 'a', stdio: { command: 'x' }, timeout: 'soon' }])).toThrow(
-      /upstreams\.0\.timeout: expected a duration such as 500ms/,
+      /upstreams\[0\]\.timeout: expected a duration such as 500ms/,
     );
     expect(() =>
       parseUpstreams([
         { name: 'a', stdio: { command: 'x' } },
         { name: 'a', stdio: { command: 'y' } },
       ]),
-    ).toThrow(/upstreams\.1\.name: a is used twice/);
+    ).toThrow(/upstreams\[1\]\.name: a is used twice/);
     expect(() => parseUpstreams({ a: 1 })).toThrow(/must be a list/);
   });
 
@@ -69,7 +75,7 @@ describe('parseUpstreams', () => {
     });
     expect(upstreams[0]?.timeoutMs).toBe(1500);
     expect(warnings).toEqual([
-      'upstreams.0.timeoutMs is deprecated: write timeout: 1500ms (any duration: 30s, 5m)',
+      'upstreams[0].timeoutMs is deprecated: write timeout: 1500ms (any duration: 30s, 5m)',
     ]);
   });
 
@@ -91,6 +97,6 @@ describe('parseUpstreams', () => {
       expect(
         () => parseUpstreams([{ ...upstream, [field]: value }], { warn: () => {} }),
         `${field}: ${value}`,
-      ).toThrow(new RegExp(`^upstreams\\.0\\.${field}: .*${problem.source}`));
+      ).toThrow(new RegExp(`^upstreams\\[0\\]\\.${field}: .*${problem.source}`));
   });
 });

@@ -1,7 +1,7 @@
 // The `upstreams:` section of callgate.yaml: which MCP servers the gateway fronts and how it
 // reaches them. Parsed from plain JSON (the YAML already loaded by the caller).
 import { parseDuration } from '@callgate/core';
-import { CallgateError, type Trust } from '@callgate/protocol';
+import { CallgateError, formatPath, problemOf, type Trust } from '@callgate/protocol';
 import { z } from 'zod';
 
 /** How to start an upstream MCP server as a child process speaking MCP over stdio. */
@@ -87,9 +87,17 @@ const upstreamSchema = z
     message: 'set exactly one of `stdio` and `http`',
   });
 
-function durationMs(value: number | string, path: string, written: string | undefined): number {
+/**
+ * A problem with the upstream entry at `path` (from `upstreams` on): the message names the field
+ * as every config message does (`upstreams[0].timeout: ...`), `details.path` holds its keys.
+ */
+function invalid(path: (string | number)[], problem: string): CallgateError {
+  return new CallgateError('request-invalid', `${formatPath(path)}: ${problem}`, { path });
+}
+
+function durationMs(value: number | string, path: (string | number)[], written: string | undefined): number {
   const parsed = parseDuration(value, written);
-  if ('problem' in parsed) throw new CallgateError('request-invalid', `${path}: ${parsed.problem}`);
+  if ('problem' in parsed) throw invalid(path, parsed.problem);
   return parsed.ms;
 }
 
@@ -115,37 +123,36 @@ export function parseUpstreams(
   } = {},
 ): UpstreamConfig[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new CallgateError('request-invalid', 'upstreams: must be a list');
+  if (!Array.isArray(value)) throw invalid(['upstreams'], 'must be a list');
   const names = new Set<string>();
   return value.map((entry, index) => {
     const parsed = upstreamSchema.safeParse(entry);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const at = ['upstreams', index, ...(issue?.path ?? [])].map((part) => String(part)).join('.');
-      throw new CallgateError('request-invalid', `${at}: ${issue?.message ?? 'is invalid'}`);
+      const problem = problemOf(parsed.error);
+      throw invalid(['upstreams', index, ...(problem.path as (string | number)[])], problem.message);
     }
     const { timeout, timeoutMs, ...rest } = parsed.data;
     if (names.has(rest.name)) {
-      throw new CallgateError('request-invalid', `upstreams.${index}.name: ${rest.name} is used twice`);
+      throw invalid(['upstreams', index, 'name'], `${rest.name} is used twice`);
     }
     names.add(rest.name);
     if (timeoutMs !== undefined) {
       // The one camelCase key among snake_case ones: still read, so no config breaks.
       options.warn?.(
-        `upstreams.${index}.timeoutMs is deprecated: write timeout: ${timeoutMs}ms (any duration: 30s, 5m)${timeout !== undefined ? '; timeout wins over it' : ''}`,
+        `upstreams[${index}].timeoutMs is deprecated: write timeout: ${timeoutMs}ms (any duration: 30s, 5m)${timeout !== undefined ? '; timeout wins over it' : ''}`,
       );
     }
     const ms =
       timeout !== undefined
         ? durationMs(
             timeout,
-            `upstreams.${index}.timeout`,
+            ['upstreams', index, 'timeout'],
             options.written?.(['upstreams', index, 'timeout']),
           )
         : timeoutMs !== undefined
           ? durationMs(
               timeoutMs,
-              `upstreams.${index}.timeoutMs`,
+              ['upstreams', index, 'timeoutMs'],
               options.written?.(['upstreams', index, 'timeoutMs']),
             )
           : undefined;

@@ -144,13 +144,13 @@ export const listApprovalsQuery = z.strictObject({
 });
 
 const WAIT_MESSAGE =
-  'must be seconds 0 to 60 in decimal digits, at most 3 decimals (whole milliseconds; 1.5, not 1.00000000000000001)';
+  'must be seconds 0 to 60 in decimal digits without a leading zero, at most 3 decimals (whole milliseconds; 1.5, not 1.00000000000000001 or 07)';
 
 export const getApprovalQuery = z.strictObject({
   /** Seconds to wait for a pending approval to be answered (long-poll), 0 to 60. */
   wait: z
     .string()
-    .regex(/^\d{1,2}(?:\.\d{1,3})?$/, { error: WAIT_MESSAGE })
+    .regex(/^(?:0|[1-9]\d?)(?:\.\d{1,3})?$/, { error: WAIT_MESSAGE })
     .transform(Number)
     .pipe(z.number().min(0).max(60, { error: WAIT_MESSAGE }))
     .optional(),

@@ -49,6 +49,7 @@ describe('@callgate/protocol public API', () => {
         "errorBody",
         "errorBodySchema",
         "errorKindSchema",
+        "formatPath",
         "gapBody",
         "getApprovalQuery",
         "grantSchema",
@@ -72,6 +73,7 @@ describe('@callgate/protocol public API', () => {
         "outcomesList",
         "policyReloadSchema",
         "policyStateSchema",
+        "problemOf",
         "protocolJsonSchemas",
         "queryFlag",
         "readySchema",
@@ -157,6 +159,7 @@ describe('@callgate/protocol public API', () => {
       'ToolCall',
       'ToolSpec',
       'Trust',
+      'ValidationProblem',
       'Verdict',
       'VerifyReport',
     ]);

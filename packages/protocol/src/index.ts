@@ -28,6 +28,8 @@ export {
   errorKindSchema,
   isCallgateError,
 } from './errors.js';
+export type { ValidationProblem } from './field-path.js';
+export { formatPath, problemOf } from './field-path.js';
 export type {
   ApiKeyRole,
   CallRequest,

@@ -72,7 +72,7 @@ describe('callgate.yaml', () => {
         'request-invalid',
         '2',
       ],
-      ['upstreams.0.timeout', upstream, 'request-invalid', '4'],
+      ['upstreams[0].timeout', upstream, 'request-invalid', '4'],
       [
         'policy.limits.run.max_calls',
         (v) => `policy:\n  version: 1\n  limits: { run: { max_calls: ${v} } }\n`,
@@ -107,9 +107,9 @@ describe('callgate.yaml', () => {
           (caught: unknown) => caught as { kind: string; message: string },
         );
         expect(error, `${field}: ${value}`).toMatchObject({ kind });
-        // The gateway's own messages write `upstreams.0`, the YAML number check `upstreams[0]`.
-        expect(error?.message.replace('[0]', '.0'), `${field}: ${value}`).toMatch(
-          new RegExp(`n\\.yaml:${line}:\\d+: ${field.replace(/\./g, '\\.')}: `),
+        // One spelling of the field in every message: the gateway's own and the YAML number check.
+        expect(error?.message, `${field}: ${value}`).toMatch(
+          new RegExp(`n\\.yaml:${line}:\\d+: ${field.replace(/[.[\]]/g, '\\$&')}: `),
         );
       }
     // What the fields take, with the meaning the docs give.
@@ -174,10 +174,10 @@ describe('callgate.yaml', () => {
     const file = join(dir, 'callgate.yaml');
     // FILE:LINE:COLUMN: FIELD: PROBLEM.
     const cases: [string, string][] = [
-      ['upstreams:\n  - name: files\n    stdio: { args: [x] }\n', `:3:12: upstreams.0.stdio.command: `],
+      ['upstreams:\n  - name: files\n    stdio: { args: [x] }\n', `:3:12: upstreams[0].stdio.command: `],
       [
         'upstreams:\n  - name: a\n    stdio: { command: x }\n  - name: b\n    http: { url: "ftp://x" }\n',
-        `:5:18: upstreams.1.http.url: `,
+        `:5:18: upstreams[1].http.url: `,
       ],
       ['upstreams: { files: {} }\n', `:1:12: upstreams: must be a list`],
       ['mcp: { default_profile: "no way" }\n', `:1:25: mcp.default_profile: `],
@@ -188,7 +188,7 @@ describe('callgate.yaml', () => {
       const error = (await readServerConfig(file).catch((caught: unknown) => caught)) as Error;
       expect(error).toMatchObject({ kind: 'request-invalid' });
       expect(error.message.startsWith(`${file}:`), error.message).toBe(true);
-      expect(error.message.slice(file.length)).toMatch(new RegExp(`^${message.replace(/\./g, '\\.')}`));
+      expect(error.message.slice(file.length)).toMatch(new RegExp(`^${message.replace(/[.[\]]/g, '\\$&')}`));
     }
   });
 
@@ -215,7 +215,7 @@ describe('callgate.yaml', () => {
       ['port: 99999\n', `${file}: port: `, { line: 1, column: 7 }],
       [
         'upstreams:\n  - name: files\n    stdio: { args: [x] }\n',
-        `${file}: upstreams.0.stdio.command: `,
+        `${file}: upstreams[0].stdio.command: `,
         { line: 3, column: 12 },
       ],
     ];
@@ -283,6 +283,108 @@ describe('callgate.yaml errors, generated', () => {
         },
       ),
       { numRuns: 60 },
+    );
+  });
+  // A valid config with fields at every depth; each case breaks one field inside it (a value of
+  // the wrong type, a value outside the field's set, or a key the section does not have).
+  const valid = () => ({
+    port: 7420,
+    synchronous: 'NORMAL',
+    tools: [{ name: 'read_file', description: 'reads', inputSchema: { type: 'object' } }],
+    upstreams: [
+      { name: 'files', stdio: { command: 'node', args: ['x'] }, trust: 'trusted', timeout: '30s' },
+      { name: 'web', http: { url: 'http://127.0.0.1:1/mcp' }, trust: { default: 'untrusted' } },
+    ],
+    witnesses: { quorum: 1, servers: [{ url: 'http://127.0.0.1:2', key: 'k' }] },
+    webhook: { url: 'http://127.0.0.1:3/hook', secret_env: 'HOOK_SECRET' },
+    mcp: { default_profile: 'observe' },
+  });
+  const breaks: ReadonlyArray<readonly (string | number)[]> = [
+    ['port'],
+    ['synchronous'],
+    ['tools', 0, 'name'],
+    ['tools', 0, 'description'],
+    ['upstreams', 0, 'name'],
+    ['upstreams', 0, 'stdio', 'command'],
+    ['upstreams', 0, 'stdio', 'args'],
+    ['upstreams', 0, 'trust'],
+    ['upstreams', 0, 'timeout'],
+    ['upstreams', 1, 'http', 'url'],
+    ['upstreams', 1, 'trust', 'default'],
+    ['witnesses', 'servers', 0, 'url'],
+    ['webhook', 'url'],
+    ['mcp', 'default_profile'],
+  ];
+  const sections: ReadonlyArray<readonly (string | number)[]> = [
+    [],
+    ['tools', 0],
+    ['upstreams', 0],
+    ['upstreams', 0, 'stdio'],
+    ['upstreams', 1, 'http'],
+    ['upstreams', 1, 'trust'],
+    ['witnesses'],
+    ['witnesses', 'servers', 0],
+    ['webhook'],
+    ['mcp'],
+  ];
+  const at = (root: unknown, path: readonly (string | number)[]) =>
+    path.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], root);
+  /** `upstreams[0].stdio.command`: how every message names a field. */
+  const spelled = (path: readonly (string | number)[]) =>
+    path.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? key : `.${key}`)).join('');
+  it('names any nested field it refuses as FILE:L:C: a[0].b: in callgate words (generated)', async () => {
+    const dir = await folder();
+    const file = join(dir, 'callgate.yaml');
+    const wrong = fc.oneof(
+      fc.integer({ min: -5, max: 5 }),
+      fc.boolean(),
+      fc.constant('bogus value'),
+      fc.constant([]),
+      fc.constant({ nested: 1 }),
+    );
+    const change = fc.oneof(
+      fc.record({ kind: fc.constant('value' as const), path: fc.constantFrom(...breaks), value: wrong }),
+      fc.record({
+        kind: fc.constant('key' as const),
+        path: fc.constantFrom(...sections),
+        key: fc.constantFrom('colour', 'timeout_ms', 'Name'),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(change, fc.boolean(), async (edit, flow) => {
+        const config = valid();
+        const parent = at(config, edit.path.slice(0, -1)) as Record<string | number, unknown>;
+        let field: readonly (string | number)[];
+        if (edit.kind === 'value') {
+          parent[edit.path[edit.path.length - 1] as string | number] = edit.value;
+          field = edit.path;
+        } else {
+          (at(config, edit.path) as Record<string, unknown>)[edit.key] = 1;
+          field = [...edit.path, edit.key];
+        }
+        // The same document as YAML flow style (one line) or block style (JSON lines, indented).
+        await writeFile(file, flow ? JSON.stringify(config) : JSON.stringify(config, null, 2));
+        const error = await readServerConfig(file, { HOOK_SECRET: 'a secret of 16+ chars' }).then(
+          () => undefined,
+          (caught: Error) => caught,
+        );
+        // Some wrong values are right for their field (`args: []`, a profile named `bogus`...).
+        if (error === undefined) return;
+        const message = error.message;
+        expect(error, message).toMatchObject({ kind: 'request-invalid' });
+        expect(message).toMatch(new RegExp(`^${escaped(file)}:\\d+:\\d+: [A-Za-z]`));
+        // Never the schema library's words, never a dotted index.
+        expect(message).not.toMatch(/Invalid input|Unrecognized key|Invalid option|Expected|\.\d+[.:]/);
+        // The field named is the one broken or one of its ancestors within its section.
+        const named = message.slice(message.indexOf(': ') + 2).split(': ')[0] ?? '';
+        expect(
+          spelled(field).startsWith(named) || named === spelled(field),
+          `${named} for ${spelled(field)}: ${message}`,
+        ).toBe(true);
+        expect(named.split(/[.[]/)[0], message).toBe(String(field[0]));
+        if (edit.kind === 'key') expect(message, message).toContain(`${spelled(field)}: unknown field`);
+      }),
+      { numRuns: 150 },
     );
   });
   it('says a YAML syntax error in one line with its place', async () => {

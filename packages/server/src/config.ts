@@ -9,9 +9,8 @@ import {
   wholeNumberProblem,
 } from '@callgate/core';
 import { parseUpstreams, type UpstreamConfig } from '@callgate/mcp-gateway';
-import { CallgateError, isCallgateError, toolSpecSchema } from '@callgate/protocol';
+import { CallgateError, formatPath, isCallgateError, problemOf, toolSpecSchema } from '@callgate/protocol';
 import { z } from 'zod';
-import { formatPath, problemOf } from './http/validation.js';
 import { parseYamlText, YamlNumberError, type YamlPosition, type YamlText } from './yaml-file.js';
 
 /**
@@ -153,11 +152,6 @@ function located(
   return [message, { file, path: field, line: position.line, column: position.column }];
 }
 
-/** A value's path inside a YAML file, for messages: `tools[0].name`, `[1].name` (in a list file). */
-function fieldOf(path: readonly PropertyKey[]): string {
-  return formatPath('', path).replace(/^\./, '');
-}
-
 /**
  * Validates the value of a YAML file with `schema`.
  * @throws CallgateError `request-invalid` naming the element and field from `file` on
@@ -176,7 +170,7 @@ function validateYaml<Schema extends z.ZodType>(
   const position = source.positionOf(problem.path, problem.unknownField ? 'key' : 'value');
   throw new CallgateError(
     'request-invalid',
-    ...located(file, fieldOf(problem.path), problem.message, position),
+    ...located(file, formatPath(problem.path), problem.message, position),
   );
 }
 
@@ -199,7 +193,7 @@ function holdWrittenNumbers(source: YamlText, file: string): void {
     if (problem !== undefined)
       throw new CallgateError(
         'request-invalid',
-        ...located(file, fieldOf(path), problem, source.positionOf(path)),
+        ...located(file, formatPath(path), problem, source.positionOf(path)),
       );
   }
 }
@@ -223,15 +217,15 @@ function readUpstreams(
       written: (path) => source.numberSource(path),
     });
   } catch (error) {
-    if (!isCallgateError(error)) throw error;
-    // parseUpstreams names the field from `upstreams` on (`upstreams.0.stdio.command: ...`).
-    const colon = Math.max(0, error.message.indexOf(':'));
-    const field = error.message.slice(0, colon);
-    const steps = field.split('.').map((step) => (/^\d+$/.test(step) ? Number(step) : step));
-    throw new CallgateError(
-      'request-invalid',
-      ...located(file, field, error.message.slice(colon + 1).trim(), source.positionOf(steps)),
-    );
+    if (!isCallgateError(error) || !Array.isArray(error.details.path)) throw error;
+    // parseUpstreams names the field from `upstreams` on (`upstreams[0].stdio.command: ...`) and
+    // gives its path as keys, to find its line and column.
+    const path = error.details.path as (string | number)[];
+    const field = formatPath(path);
+    const problem = error.message.startsWith(`${field}: `)
+      ? error.message.slice(field.length + 2)
+      : error.message;
+    throw new CallgateError('request-invalid', ...located(file, field, problem, source.positionOf(path)));
   }
   // A relative `command` and relative `args` are read by the child against its `cwd`, so
   // resolving `cwd` here makes every relative path in an upstream relative to this file.
@@ -264,7 +258,7 @@ async function readYamlFile(path: string): Promise<YamlText> {
     if (error instanceof YamlNumberError)
       throw new CallgateError(
         error.path[0] === 'policy' ? 'policy-invalid' : 'request-invalid',
-        ...located(path, fieldOf(error.path), error.problem, error.position),
+        ...located(path, formatPath(error.path), error.problem, error.position),
       );
     // The parser's message goes on with the offending text and a caret: its first line says it
     // all, once its place (`at line 1, column 7`) is taken to the front.

@@ -91,15 +91,20 @@ export async function testApp(options: Partial<AppOptions> & { policy?: string; 
     reviewer: (await createApiKey(engine.store, { role: 'reviewer', name: 'reviewer-1' })).key,
     admin: (await createApiKey(engine.store, { role: 'admin', name: 'admin-1' })).key,
   };
-  /** Calls the app: JSON body, Bearer key; resolves with status and parsed JSON. */
+  /** Calls the app: JSON body (or `raw` text or bytes, as given), Bearer key; resolves with status and parsed JSON. */
   async function call(
     method: string,
     path: string,
-    options: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+    options: {
+      key?: string;
+      body?: unknown;
+      raw?: string | Uint8Array<ArrayBuffer>;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     const headers: Record<string, string> = { ...options.headers };
     if (options.key) headers.authorization = `Bearer ${options.key}`;
-    let body: string | undefined = options.raw;
+    let body: string | Uint8Array<ArrayBuffer> | undefined = options.raw;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';

@@ -13,7 +13,7 @@ import {
   replayPolicy,
   truncateText,
 } from '@callgate/core';
-import { type TimelineEntry, timelineOf, verifyBundle } from '@callgate/core/ledger';
+import { serializeBundle, type TimelineEntry, timelineOf, verifyBundleBytes } from '@callgate/core/ledger';
 import { openEmbedded } from '@callgate/store-sqlite';
 import { DEMO_POLICY, DEMO_REPLAY_COUNTS, DEMO_STRICTER_POLICY } from '../demo/policy.js';
 import { EXPECTED, type Expectation, REPORT, SCRIPT, scriptedAnswer } from '../demo/script.js';
@@ -185,11 +185,15 @@ export async function runDemo(options: DemoOptions): Promise<number> {
 
     const bundle = await engine.exportRun(run.run_id, {});
     const bundlePath = join(root, `run-${run.run_id}.bundle.json`);
-    await writeFile(bundlePath, `${JSON.stringify(bundle, null, 2)}\n`);
-    const report = verifyBundle(JSON.parse(await readFile(bundlePath, 'utf8')), {
+    // The file `callgate export` writes (one record a line), verified from its bytes as
+    // `callgate verify FILE` reads it.
+    await writeFile(bundlePath, serializeBundle(bundle));
+    const verdict = verifyBundleBytes(await readFile(bundlePath), {
       publicKey: embedded.verifierKey,
       strict: true,
     });
+    if (!verdict.readable) throw new Error(`the exported bundle ${bundlePath} ${verdict.refusal}`);
+    const report = verdict.report;
     const rows = timelineOf(bundle.records as never);
     out(`\ntimeline (from the exported bundle ${bundlePath}):\n${formatTimeline(rows)}`);
     out(

@@ -34,6 +34,11 @@ export interface WitnessServeOptions {
   headersTimeout?: number;
   /** Longest wait for a whole request, ms (default `DEFAULT_REQUEST_TIMEOUT_MS`, 30 s); then 408. */
   requestTimeout?: number;
+  /**
+   * Where the cause of a request the witness failed to handle is written (one line; the CLI
+   * writes it to standard error). The client gets a generic 500: the cause may name paths.
+   */
+  warn?: (line: string) => void;
 }
 
 /** A running witness: its vkey, URL and how to stop it. */
@@ -131,11 +136,15 @@ export async function startWitness(options: WitnessServeOptions): Promise<Runnin
         response.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body);
       })
       .catch((error: unknown) => {
-        const failed = new CallgateError(
-          'internal',
-          `the checkpoint could not be handled: ${(error as Error).message}`,
+        // As `callgate serve` answers a failure: the cause is logged, never sent (it may hold
+        // the state folder's paths); the client learns only that the witness failed.
+        const cause = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        options.warn?.(`callgate witness serve: a checkpoint could not be handled: ${cause}`);
+        answerError(
+          response,
+          500,
+          new CallgateError('internal', 'the witness failed to handle the checkpoint (its log says why)'),
         );
-        answerError(response, 500, failed);
       });
   });
   answerClientErrors(server, timeouts);
@@ -177,7 +186,10 @@ export function registerWitnessCommands(
   addRequestTimeoutOptions(serve)
     .addHelpText('after', context.exitCodes)
     .action(async (options: WitnessServeOptions) => {
-      const running = await startWitness(options);
+      const running = await startWitness({
+        ...options,
+        warn: (line) => process.stderr.write(`${line}\n`),
+      });
       context.print(`witness ${running.verifierKey}`);
       context.print(`listening on ${running.url} (POST /add-checkpoint)`);
       await new Promise<void>((stop) => {

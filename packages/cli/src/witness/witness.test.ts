@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from '@callgate/core/crypto';
@@ -122,6 +122,46 @@ describe('callgate witness serve, and a log that submits to it', () => {
       }
     } finally {
       await loop.stop();
+      await witness.close();
+      await opened.close();
+    }
+  });
+
+  it('answers a checkpoint it fails to handle with a generic 500 and writes the cause to its log', async () => {
+    const opened = await openLedger(folder(), undefined, 'test');
+    const witnessData = folder();
+    const warnings: string[] = [];
+    const witness = await startWitness({
+      data: witnessData,
+      log: [opened.signer.verifierKey],
+      warn: (line) => warnings.push(line),
+    });
+    try {
+      await opened.ledger.append('run-x', {
+        type: 'run-start',
+        principal: 'p',
+        framework: 'test',
+        labels: {},
+      });
+      const checkpoint = await opened.ledger.checkpoint();
+      // The state file cannot be replaced: a folder stands where it goes.
+      mkdirSync(join(witnessData, 'witness-state.json'));
+      const answer = await fetch(`${witness.url}/add-checkpoint`, {
+        method: 'POST',
+        body: addCheckpointBody(0, [], checkpoint?.note ?? ''),
+      });
+      expect(answer.status).toBe(500);
+      const body = (await answer.json()) as { error: { kind: string; message: string } };
+      expect(body.error).toEqual({
+        kind: 'internal',
+        message: 'the witness failed to handle the checkpoint (its log says why)',
+      });
+      expect(JSON.stringify(body)).not.toContain(witnessData);
+      expect(warnings).toEqual([
+        expect.stringContaining('callgate witness serve: a checkpoint could not be handled: '),
+      ]);
+      expect(warnings[0]).toContain(witnessData);
+    } finally {
       await witness.close();
       await opened.close();
     }

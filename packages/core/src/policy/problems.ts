@@ -1,7 +1,7 @@
 // How a policy that fails to load is reported: one CallgateError of kind `policy-invalid` whose
 // message reads like a compiler's, `<source>:<line>:<column>: rule "<id>": <path>: <what>`, and
 // whose details carry the same facts for programs.
-import { CallgateError } from '@callgate/protocol';
+import { CallgateError, formatPath } from '@callgate/protocol';
 
 /** A step into a document: an object key or an array index. */
 export type PathSegment = string | number;
@@ -36,17 +36,6 @@ export interface PolicySource {
    * messages and `details.path` name fields from the file's root (`policy.limits.run.max_calls`).
    */
   readonly within?: Path;
-}
-
-/** `rules[1].match.tools[0]`: a path as a person reads it. */
-export function formatPath(path: Path): string {
-  let text = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') text += `[${segment}]`;
-    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) text += text === '' ? segment : `.${segment}`;
-    else text += `[${JSON.stringify(segment)}]`;
-  }
-  return text;
 }
 
 /** Where a problem is and what it concerns. */

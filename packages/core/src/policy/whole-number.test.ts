@@ -57,11 +57,15 @@ describe('wholeNumberProblem and readWholeNumber', () => {
         (given) => {
           const value = typeof given === 'bigint' ? Number(given) : given;
           const problem = wholeNumberProblem(value, { minimum: 0, maximum: 1000 });
-          expect(problem === undefined).toBe(Number.isSafeInteger(value) && value >= 0 && value <= 1000);
+          // -0 is refused as a spelling (`--port -0`), whatever its bounds.
+          expect(problem === undefined).toBe(
+            Number.isSafeInteger(value) && value >= 0 && value <= 1000 && !Object.is(value, -0),
+          );
           if (Number.isInteger(value) && !Number.isSafeInteger(value) && value > 0)
             expect(problem).toMatch(/beyond the largest safe integer/);
         },
       ),
+      { examples: [[-0], [0], [1000], [1001], [2 ** 53]] },
     );
   });
 

@@ -63,7 +63,7 @@ describe('body limits', () => {
     app.post(
       '/echo',
       limitBody(limit, (c, error) => c.json(error.toBody(), 413)),
-      async (c) => c.text(await readUtf8(c.req.raw)),
+      async (c) => c.text(await readUtf8(c.req.raw, limit)),
     );
     const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }) as Server;
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));

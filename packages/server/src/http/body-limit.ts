@@ -1,6 +1,8 @@
 // Request body size limits: a declared Content-Length over the limit is refused before any byte
 // is read (the HTTP parser holds the body to it); a body of unknown length is counted as it
 // arrives, with Hono's `bodyLimit` middleware, and refused as soon as it passes the limit.
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { CallgateError } from '@callgate/protocol';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -64,29 +66,117 @@ export function bodyNotReceived(cause: unknown): CallgateError {
   return error;
 }
 
+/** The content codings (RFC 9110 §8.4.1) a request body may be sent in, as `Accept-Encoding` lists them. */
+export const ACCEPTED_CONTENT_CODINGS = 'gzip, deflate, br';
+
+type Decoder = (bytes: Uint8Array, options: { maxOutputLength: number }) => Promise<Buffer>;
+const DECODERS: Readonly<Record<string, Decoder>> = {
+  gzip: promisify(gunzip),
+  'x-gzip': promisify(gunzip),
+  deflate: promisify(inflate),
+  br: promisify(brotliDecompress),
+};
+
+/** The status each body refusal made here answers with, when it is not its kind's (400). */
+const refusalStatus = new WeakMap<CallgateError, 413 | 415>();
+
 /**
- * A request's body as bytes (read within the limit {@link limitBody} holds it to).
- *
- * @throws CallgateError `request-invalid` (path `body`, {@link bodyNotReceived}) when the
- *   connection ends, resets or runs out of time before the body does.
+ * The status a refusal of a request body is answered with: 413 for a body whose decoded content
+ * passes the limit, 415 (with `Accept-Encoding`) for a content coding callgate does not decode,
+ * undefined for any other error (its kind's status).
  */
-export async function readBytes(request: Request): Promise<Uint8Array<ArrayBuffer>> {
+export function bodyRefusalStatus(error: unknown): 413 | 415 | undefined {
+  return error instanceof CallgateError ? refusalStatus.get(error) : undefined;
+}
+
+/**
+ * A request body's content as sent before its content codings (RFC 9110 §8.4): `gzip`
+ * (`x-gzip`), `deflate` (the zlib format) and `br`, in the order listed, so the last applied is
+ * undone first; `identity` or no header leaves the bytes as they are. The decoded content is held
+ * to `limit` bytes as it is produced (a small body that inflates past it is refused, not inflated).
+ *
+ * @param bytes the body as received.
+ * @param header the request's Content-Encoding, if any.
+ * @param limit largest decoded content in bytes.
+ * @throws CallgateError `request-invalid` (path `body`): a coding not in
+ *   {@link ACCEPTED_CONTENT_CODINGS} (answered 415), content past `limit` once decoded (413), or
+ *   bytes that are not what their coding says (400, naming the coding).
+ */
+export async function decodeContent(
+  bytes: Uint8Array<ArrayBuffer>,
+  header: string | undefined,
+  limit: number,
+): Promise<Uint8Array<ArrayBuffer>> {
+  if (header === undefined) return bytes;
+  const codings = header
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  let content = bytes;
+  for (const coding of codings.reverse()) {
+    const decode = DECODERS[coding];
+    if (decode === undefined) {
+      const error = new CallgateError(
+        'request-invalid',
+        `body: Content-Encoding ${JSON.stringify(coding)} is not one callgate decodes (${ACCEPTED_CONTENT_CODINGS}, or none)`,
+        { path: 'body' },
+      );
+      refusalStatus.set(error, 415);
+      throw error;
+    }
+    try {
+      const decoded = await decode(content, { maxOutputLength: limit });
+      content = new Uint8Array(decoded.buffer, decoded.byteOffset, decoded.length) as Uint8Array<ArrayBuffer>;
+    } catch (cause) {
+      if ((cause as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+        const error = new CallgateError(
+          'request-invalid',
+          `body: over the limit of ${limit} bytes once its ${coding} coding is undone`,
+          { path: 'body' },
+          { cause },
+        );
+        refusalStatus.set(error, 413);
+        throw error;
+      }
+      throw new CallgateError(
+        'request-invalid',
+        `body: not valid ${coding} content, as its Content-Encoding says (${(cause as Error).message})`,
+        { path: 'body' },
+        { cause },
+      );
+    }
+  }
+  return content;
+}
+
+/**
+ * A request's body as bytes, its content codings undone ({@link decodeContent}), read within the
+ * limit {@link limitBody} holds it to.
+ *
+ * @param limit largest decoded content in bytes (the route's body limit).
+ * @throws CallgateError `request-invalid` (path `body`, {@link bodyNotReceived}) when the
+ *   connection ends, resets or runs out of time before the body does; the refusals of
+ *   {@link decodeContent}.
+ */
+export async function readBytes(request: Request, limit: number): Promise<Uint8Array<ArrayBuffer>> {
+  let bytes: Uint8Array<ArrayBuffer>;
   try {
-    return new Uint8Array(await request.arrayBuffer());
+    bytes = new Uint8Array(await request.arrayBuffer());
   } catch (error) {
     if (error instanceof CallgateError) throw error;
     throw bodyNotReceived(error);
   }
+  return decodeContent(bytes, request.headers.get('content-encoding') ?? undefined, limit);
 }
 
 /**
- * A request's body as UTF-8 text (read within the limit {@link limitBody} holds it to).
+ * A request's body as UTF-8 text ({@link readBytes}: its content codings undone, within `limit`).
  *
- * @throws CallgateError `request-invalid` (path `body`) when it is not valid UTF-8, or when it
- *   did not arrive whole ({@link readBytes}).
+ * @throws CallgateError `request-invalid` (path `body`) when it is not valid UTF-8, or the
+ *   refusals of {@link readBytes}.
  */
-export async function readUtf8(request: Request): Promise<string> {
-  const bytes = await readBytes(request);
+export async function readUtf8(request: Request, limit: number): Promise<string> {
+  const bytes = await readBytes(request, limit);
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {

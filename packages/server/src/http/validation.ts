@@ -1,6 +1,6 @@
 import { parseJsonLossless } from '@callgate/core';
 import { numberNotHeldMessage } from '@callgate/core/json';
-import { CallgateError, isCallgateError } from '@callgate/protocol';
+import { CallgateError, formatPath, isCallgateError, problemOf } from '@callgate/protocol';
 import type { z } from 'zod';
 import { refuseLoneSurrogates } from './committed-values.js';
 
@@ -9,17 +9,6 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024 + 64 * 1024;
 
 /** Largest bundle `POST /v1/verify` accepts, in bytes. */
 export const DEFAULT_BUNDLE_LIMIT = 64 * 1024 * 1024;
-
-/** `where` followed by a JSON path in dotted form with `[i]` for array items (`body.calls[0].tool`). */
-export function formatPath(where: string, path: readonly PropertyKey[]): string {
-  let text = where;
-  for (const key of path) {
-    if (typeof key === 'number') text += `[${key}]`;
-    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) text += `.${key}`;
-    else text += `[${JSON.stringify(String(key))}]`;
-  }
-  return text;
-}
 
 /** Deepest nesting of objects and arrays a request body may have. */
 export const BODY_MAX_DEPTH = 80;
@@ -78,62 +67,6 @@ export function parseJsonBody(text: string, contentType: string | undefined, lim
   }
 }
 
-/** The first problem a schema found in a value, located from the value's root. */
-export interface ValidationProblem {
-  /** Keys and indexes from the root to the offending value, or to an unknown field's key. */
-  path: PropertyKey[];
-  /** What is wrong (`expected string, received number`, `unknown field`). */
-  message: string;
-  /** True when `path` ends at a key that is not allowed (its position is the key's). */
-  unknownField: boolean;
-}
-
-type Issue = z.core.$ZodIssue;
-
-/**
- * The first problem of a failed validation. A value that matches none of a union's options is
- * reported through the option it came closest to (the one whose first problem lies deepest, e.g.
- * `tools[0].name` of a list of specs, rather than the bare `tools: Invalid input`); when every
- * option refused the value's type, the message lists the types expected.
- */
-export function problemOf(error: z.ZodError): ValidationProblem {
-  return problemAt(error.issues[0], []);
-}
-
-function problemAt(issue: Issue | undefined, base: readonly PropertyKey[]): ValidationProblem {
-  if (!issue) return { path: [...base], message: 'invalid', unknownField: false };
-  const path = [...base, ...issue.path];
-  if (issue.code === 'unrecognized_keys') {
-    const names = issue.keys.map((key) => JSON.stringify(key)).join(', ');
-    return {
-      path: [...path, issue.keys[0] ?? ''],
-      message: `unknown field${issue.keys.length > 1 ? `s ${names}` : ''}`,
-      unknownField: true,
-    };
-  }
-  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-    const firsts = issue.errors.map((branch) => branch[0]).filter((first) => first !== undefined);
-    // How far an option got: a type mismatch at the union's own value scores lowest.
-    const reach = (first: Issue) =>
-      first.code === 'invalid_type' && first.path.length === 0 ? -1 : first.path.length;
-    const closest = firsts.reduce<Issue | undefined>(
-      (best, first) => (best === undefined || reach(first) > reach(best) ? first : best),
-      undefined,
-    );
-    if (closest && reach(closest) >= 0) return problemAt(closest, path);
-    const expected = firsts.flatMap((first) => (first.code === 'invalid_type' ? [first.expected] : []));
-    const received = /received (\w+)/.exec(firsts[0]?.message ?? '')?.[1];
-    if (expected.length > 0) {
-      return {
-        path,
-        message: `expected ${[...new Set(expected)].join(' or ')}${received ? `, received ${received}` : ''}`,
-        unknownField: false,
-      };
-    }
-  }
-  return { path, message: issue.message.replace(/^Invalid input: /, ''), unknownField: false };
-}
-
 /**
  * Validates `value` with `schema`.
  *
@@ -150,7 +83,7 @@ export function parseWith<Schema extends z.ZodType>(
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const problem = problemOf(parsed.error);
-  const path = formatPath(where, problem.path);
+  const path = formatPath(problem.path, where);
   const digits = keptDigits(valueAt(value, problem.path));
   // A number the lossless body parse kept as digits (a double does not hold them): say so.
   if (digits !== undefined)
@@ -196,7 +129,7 @@ export function refuseRepeatedQuery(url: string): void {
     times.set(name, (times.get(name) ?? 0) + 1);
   for (const [name, given] of times) {
     if (given < 2) continue;
-    const path = formatPath('query', [name]);
+    const path = formatPath([name], 'query');
     throw new CallgateError('request-invalid', `${path}: given ${given} times; give it once`, { path });
   }
 }

@@ -2,7 +2,14 @@ import type { ApiKeyRow } from '@callgate/core';
 import { CallgateError } from '@callgate/protocol';
 import type { Context, Hono } from 'hono';
 import type { z } from 'zod';
-import { isBodyNotReceived, limitBody, readBytes, readUtf8 } from '../http/body-limit.js';
+import {
+  ACCEPTED_CONTENT_CODINGS,
+  bodyRefusalStatus,
+  isBodyNotReceived,
+  limitBody,
+  readBytes,
+  readUtf8,
+} from '../http/body-limit.js';
 import { errorResponseOf } from '../http/errors.js';
 import { precompileSchema } from '../http/precompile.js';
 import type { ApiKeyRole } from '../http/schemas.js';
@@ -191,10 +198,10 @@ export function mountRoutes(app: Hono, server: ServerContext, routes: readonly R
         let bodyText = '';
         let bodyBytes = NO_BYTES;
         if (route.body && route.bodyBytes) {
-          bodyBytes = await readBytes(c.req.raw);
+          bodyBytes = await readBytes(c.req.raw, limit);
           if (bodyBytes.length > 0) refuseOtherContentType(c.req.header('content-type'));
         } else if (route.body) {
-          bodyText = await readUtf8(c.req.raw);
+          bodyText = await readUtf8(c.req.raw, limit);
           body = parseWith(route.body, parseJsonBody(bodyText, c.req.header('content-type'), limit), 'body');
         }
         const linked = lazyLinkedSignal(() => c.req.raw.signal, server.lifecycle.signal);
@@ -224,6 +231,9 @@ export function mountRoutes(app: Hono, server: ServerContext, routes: readonly R
             { method: c.req.method, path: c.req.path, error: (error as CallgateError).message },
             'request body not received',
           );
+        const status = bodyRefusalStatus(error);
+        if (status === 415) c.header('Accept-Encoding', ACCEPTED_CONTENT_CODINGS);
+        if (status !== undefined) return c.json((error as CallgateError).toBody(), status);
         return errorJson(c, server, error);
       }
     };

@@ -118,8 +118,9 @@ describe('numbers in a query string', () => {
       {
         name: 'wait',
         path: (value: string) => `/v1/approvals/${approvalId}?wait=${value}`,
-        // Whole milliseconds 0..60 s; an answered approval is not waited for, so nothing hangs.
-        exact: (value: string) => /^\d{1,2}(?:\.\d{1,3})?$/.test(value) && Number(value) <= 60,
+        // Whole milliseconds 0..60 s, no leading zero (`07`, as `limit`); an answered approval is
+        // not waited for, so nothing hangs.
+        exact: (value: string) => /^(?:0|[1-9]\d?)(?:\.\d{1,3})?$/.test(value) && Number(value) <= 60,
       },
     ];
     await call('POST', `/v1/approvals/${approvalId}/deny`, { key: keys.reviewer, body: {} });
@@ -138,6 +139,8 @@ describe('numbers in a query string', () => {
             '60.0001',
             '-0',
             '010',
+            '07',
+            '00.5',
           ),
         ),
         async (query, value) => {
@@ -146,7 +149,13 @@ describe('numbers in a query string', () => {
           if (answer.status === 400) expect(answer.json.error.message).toContain(`query.${query.name}: `);
         },
       ),
-      { numRuns: 60 },
+      // The spellings each query once refused differently, always tried.
+      {
+        numRuns: 60,
+        examples: queries.flatMap((query) =>
+          ['07', '00.5', '0.5', '60'].map((value) => [query, value] as [typeof query, string]),
+        ),
+      },
     );
     const bundle = await call('GET', `/v1/runs/${run.json.run_id}/bundle`, { key: keys.reviewer });
     for (const [value, status] of [

@@ -90,7 +90,7 @@ export function mountUi(app: Hono, server: ServerContext, sessions: SessionStore
     if (origin !== undefined && !sameHost(origin, c.req.header('host'))) {
       throw new CallgateError('forbidden', 'the form was posted from another site');
     }
-    const form = new URLSearchParams(await readUtf8(c.req.raw));
+    const form = new URLSearchParams(await readUtf8(c.req.raw, FORM_LIMIT));
     if (!session || !sessions.checkCsrf(session, form.get('csrf'))) {
       throw new CallgateError(
         'forbidden',
