@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   apiKey,
+  fileMode,
   httpUrl,
   optionRulesOf,
   portNumber,
@@ -181,6 +182,11 @@ function badValues(parser: ValueParser<unknown>): fc.Arbitrary<string> {
           `cg_${'a'.repeat(42)}+`,
         ),
       );
+    case 'file-mode':
+      return fc.oneof(
+        fc.string({ maxLength: 6 }).filter((text) => !/^(?:0o?)?[0-7]{3}$/.test(text)),
+        fc.constantFrom('8', '777 ', '0x180', '384', '0o1777', '-600', 'rw-------', '6000', '0o', '60'),
+      );
     case 'folder':
       // A file where a folder is expected (this test file, the package manifest), or nothing.
       return fc.constantFrom(
@@ -222,6 +228,7 @@ describe('every option that reads a value', () => {
         'duration',
         'api-key',
         'verifier-keys',
+        'file-mode',
       ]),
     );
     for (const { path, option } of parsed) {
@@ -297,6 +304,9 @@ describe('every option that reads a value', () => {
     );
     const key = `cg_${'A1_-'.repeat(10)}abc`;
     expect(apiKey(key)).toBe(key);
+    expect([fileMode('600'), fileMode('0660'), fileMode('0o640'), fileMode('000')]).toEqual([
+      0o600, 0o660, 0o640, 0,
+    ]);
   });
 });
 
@@ -321,6 +331,8 @@ function goodValue(option: Option): string {
       return '5s';
     case 'folder':
       return tmpdir();
+    case 'file-mode':
+      return '600';
     case 'api-key':
       return `cg_${'a'.repeat(43)}`;
     case 'verifier-keys':

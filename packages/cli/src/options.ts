@@ -21,7 +21,8 @@ export type ValueKind =
   | 'folder'
   | 'duration'
   | 'api-key'
-  | 'verifier-keys';
+  | 'verifier-keys'
+  | 'file-mode';
 
 /** An option parser that says what it reads. */
 export type ValueParser<T> = ((value: string) => T) & { kind: ValueKind; minimum?: number };
@@ -147,6 +148,16 @@ export const folderPath: ValueParser<string> = tagged('folder', (value) => {
   }
   if (isFile) throw new InvalidArgumentError('expected a folder; this is a file');
   return value;
+});
+
+/**
+ * A file's permission bits written in octal as `chmod` takes them: three digits 0-7, with an
+ * optional leading `0` or `0o` (`600`, `0660`, `0o600`); the number (e.g. 0o600 = 384).
+ */
+export const fileMode: ValueParser<number> = tagged('file-mode', (value) => {
+  const match = /^(?:0o?)?([0-7]{3})$/.exec(value);
+  if (!match?.[1]) throw new InvalidArgumentError('expected a file mode in octal, e.g. 600 or 0660');
+  return Number.parseInt(match[1], 8);
 });
 
 /** A callgate API key as `callgate keys create` prints one: `cg_` and 43 base64url characters. */

@@ -438,3 +438,41 @@ describe('whole-number fields of callgate.yaml', () => {
       }
   });
 });
+
+describe('socket: and socket_mode: in callgate.yaml', () => {
+  it('reads the socket relative to the file, its mode as octal text, and refuses it beside host or port', async () => {
+    const dir = await folder();
+    const file = join(dir, 'callgate.yaml');
+    await writeFile(file, 'socket: run/callgate.sock\nsocket_mode: "660"\n');
+    const config = await readServerConfig(file);
+    expect(config.socket).toBe(join(dir, 'run', 'callgate.sock'));
+    expect(config.socketMode).toBe(0o660);
+    expect(config.port).toBeUndefined();
+    for (const mode of ['0600', '0o600', '600'])
+      await writeFile(file, `socket: s.sock\nsocket_mode: "${mode}"\n`).then(async () =>
+        expect((await readServerConfig(file)).socketMode).toBe(0o600),
+      );
+    const refusals: ReadonlyArray<[string, RegExp]> = [
+      [
+        'socket: s.sock\nport: 7420\n',
+        /callgate\.yaml:1:9: socket: give socket .* or host and port .*, not both/,
+      ],
+      ['host: 127.0.0.1\nsocket: s.sock\n', /callgate\.yaml:2:9: socket: give socket/],
+      // YAML reads 600 as the decimal number six hundred: only the text is taken as octal.
+      [
+        'socket: s.sock\nsocket_mode: 600\n',
+        /socket_mode: .*a file mode in octal, written as a string, e\.g\. "600"/,
+      ],
+      ['socket: s.sock\nsocket_mode: "800"\n', /socket_mode: .*a file mode in octal/],
+      ['socket: ""\n', /socket/],
+    ];
+    for (const [yaml, says] of refusals) {
+      await writeFile(file, yaml);
+      const error = await readServerConfig(file).then(
+        () => undefined,
+        (refused: Error) => refused,
+      );
+      expect(error?.message, yaml).toMatch(says);
+    }
+  });
+});

@@ -56,6 +56,13 @@ export const serverConfigSchema = z.strictObject({
   log_key: z.string().min(1).optional(),
   host: z.string().min(1).optional(),
   port: wholeNumber({ minimum: 0, maximum: 65535 }).optional(),
+  /** A Unix-domain socket's path to listen on instead of `host`/`port` (relative to the file's folder). */
+  socket: z.string().min(1).optional(),
+  /** The socket file's mode in octal, as a string (`"600"`, the default; `"660"` for a group). */
+  socket_mode: z
+    .string({ error: 'a file mode in octal, written as a string, e.g. "600"' })
+    .regex(/^(?:0o?)?[0-7]{3}$/, 'a file mode in octal, written as a string, e.g. "600"')
+    .optional(),
   webhook: webhookSchema.optional(),
   /** Keep content (arguments, results, messages) beside the records. Default false. */
   vault: z.boolean().optional(),
@@ -102,6 +109,10 @@ export interface ServerConfig {
   logKey?: string;
   host?: string;
   port?: number;
+  /** `socket:`, resolved against the file's folder. */
+  socket?: string;
+  /** `socket_mode:`, as a number (0o600). */
+  socketMode?: number;
   webhook?: { url: string; secret: string };
   vault?: boolean;
   /** SQLite durability (`synchronous:`); undefined when the file names none. */
@@ -342,6 +353,19 @@ export async function readServerConfig(
   if (parsed.log_key) config.logKey = resolve(base, parsed.log_key);
   if (parsed.host) config.host = parsed.host;
   if (parsed.port !== undefined) config.port = parsed.port;
+  if ((parsed.host !== undefined || parsed.port !== undefined) && parsed.socket !== undefined)
+    throw new CallgateError(
+      'request-invalid',
+      ...located(
+        file,
+        'socket',
+        'give socket (a Unix-domain socket) or host and port (TCP), not both',
+        source.positionOf(['socket']),
+      ),
+    );
+  if (parsed.socket) config.socket = resolve(base, parsed.socket);
+  if (parsed.socket_mode !== undefined)
+    config.socketMode = Number.parseInt(parsed.socket_mode.replace(/^0o?(?=[0-7]{3}$)/, ''), 8);
   if (parsed.vault !== undefined) config.vault = parsed.vault;
   if (parsed.synchronous !== undefined) config.synchronous = parsed.synchronous;
   if (parsed.mcp?.default_profile) config.defaultProfile = parsed.mcp.default_profile;

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { type AppOptions, appInternals, createApp } from './app.js';
 import type { HealthChecks } from './health.js';
@@ -10,6 +10,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   requestTimeoutOptions,
 } from './http/request-timeout.js';
+import { DEFAULT_SOCKET_MODE, listenOnSocket, prepareSocketPath, socketUrl } from './http/unix-socket.js';
 import { drainBeforeClose } from './http/unread-body.js';
 
 const delay = (ms: number) =>
@@ -23,6 +24,14 @@ export type StartServerOptions = ({ app: Hono } | { options: AppOptions }) & {
   host?: string;
   /** Default 7420; 0 picks a free port. */
   port?: number;
+  /**
+   * A Unix-domain socket's path to listen on instead of `host:port` (which are then ignored). A
+   * stale socket file there is replaced; a path where a server answers, or that is not a socket,
+   * is refused. The file is removed when the server closes.
+   */
+  socket?: string;
+  /** The socket file's permission bits; default `0o600` (the server's user only). */
+  socketMode?: number;
   /** Shut down on these signals. Default `['SIGINT', 'SIGTERM']`; `[]` installs no handler. */
   signals?: readonly NodeJS.Signals[];
   /** Longest wait for accepted requests to finish on shutdown, ms. Default 10,000. */
@@ -41,10 +50,14 @@ export type StartServerOptions = ({ app: Hono } | { options: AppOptions }) & {
 
 /** A listening server. */
 export interface RunningServer {
-  /** `http://host:port` (IPv6 hosts in brackets). */
+  /** `http://host:port` (IPv6 hosts in brackets), or `unix:/path` on a socket. */
   url: string;
+  /** The TCP host; `localhost` on a socket. */
   host: string;
+  /** The TCP port; 0 on a socket. */
   port: number;
+  /** The socket's absolute path, when listening on one. */
+  socket?: string;
   app: Hono;
   /** The checks `/v1/health` and `/v1/ready` run: `health.add(contributor)` adds one. */
   health: HealthChecks;
@@ -60,12 +73,14 @@ export interface RunningServer {
 }
 
 /**
- * Serves an app over HTTP with `@hono/node-server`, listening on `host:port`, and shuts it down
- * gracefully on SIGINT/SIGTERM (see {@link RunningServer.close}).
+ * Serves an app over HTTP/1.1 with `@hono/node-server`, listening on `host:port` or on a
+ * Unix-domain socket (`socket`), and shuts it down gracefully on SIGINT/SIGTERM (see
+ * {@link RunningServer.close}).
  *
  * @returns once listening.
  * @throws the listen error (e.g. `EADDRINUSE`); CallgateError `request-invalid` for a timeout
- *   that is not a positive whole number of ms.
+ *   that is not a positive whole number of ms, or a socket path that is too long or exists and
+ *   is not a socket; `conflict` for a socket a server answers on.
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const app = 'app' in options ? options.app : createApp(options.options);
@@ -77,16 +92,23 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
   };
   const serverOptions = requestTimeoutOptions(timeouts);
-  const http = await new Promise<Server>((resolve, reject) => {
-    const created = serve({ fetch: app.fetch, hostname: host, port: requestedPort, serverOptions }) as Server;
-    answerClientErrors(created, timeouts);
-    // An answer sent before the body was read (413, 401, 404) reaches a client still writing it.
-    drainBeforeClose(created, { timeoutMs: timeouts.requestTimeoutMs });
-    created.once('listening', () => resolve(created));
-    created.once('error', reject);
-  });
-  const port = (http.address() as AddressInfo).port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const socket = options.socket === undefined ? undefined : await prepareSocketPath(options.socket);
+  const http = createAdaptorServer({ fetch: app.fetch, hostname: host, serverOptions }) as Server;
+  answerClientErrors(http, timeouts);
+  // An answer sent before the body was read (413, 401, 404) reaches a client still writing it.
+  drainBeforeClose(http, { timeoutMs: timeouts.requestTimeoutMs });
+  if (socket !== undefined) {
+    await listenOnSocket(http, { path: socket, mode: options.socketMode ?? DEFAULT_SOCKET_MODE });
+  } else {
+    await new Promise<void>((resolve, reject) => {
+      http.once('listening', () => resolve());
+      http.once('error', reject);
+      http.listen(requestedPort, host);
+    });
+  }
+  const port = socket === undefined ? (http.address() as AddressInfo).port : 0;
+  const url =
+    socket === undefined ? `http://${host.includes(':') ? `[${host}]` : host}:${port}` : socketUrl(socket);
 
   let resolveClosed: () => void = () => {};
   const closed = new Promise<void>((resolve) => {
@@ -139,5 +161,14 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     return closing;
   }
 
-  return { url, host, port, app, health: context.health, close, closed };
+  return {
+    url,
+    host: socket === undefined ? host : 'localhost',
+    port,
+    ...(socket !== undefined ? { socket } : {}),
+    app,
+    health: context.health,
+    close,
+    closed,
+  };
 }

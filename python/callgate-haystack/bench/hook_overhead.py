@@ -23,7 +23,10 @@ adding to the step (with 0, the default, every request is on the step's path: th
 The hook's figures are taken on a warm server (after ``--warmup`` calls, default 1,000), the
 real case of a long-running server; those of its first ``--calls`` calls (cold) are printed too.
 
-Usage: python bench/hook_overhead.py [--calls 2000] [--warmup 1000] [--model-ms 0] [--json out.json]
+With ``--socket`` the server listens on a Unix-domain socket (``callgate serve --socket``) and
+the hook connects there, instead of TCP on 127.0.0.1.
+
+Usage: python bench/hook_overhead.py [--calls 2000] [--warmup 1000] [--model-ms 0] [--socket] [--json out.json]
 """
 
 from __future__ import annotations
@@ -256,15 +259,19 @@ def main() -> int:
     )
     parser.add_argument("--model-ms", type=float, default=0.0, help="time the scripted model takes per reply")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--socket", action="store_true", help="serve on a Unix-domain socket (callgate serve --socket), not TCP"
+    )
     options = parser.parse_args()
     load = os.getloadavg()[0]
-    with CallgateServer.start(policy=POLICY) as server:
+    with CallgateServer.start(policy=POLICY, **({"socket": True} if options.socket else {})) as server:
         key = server.create_key("agent", "bench")
         result = measure(server, key, options.calls, options.warmup, options.model_ms)
         result["requests"] = request_latencies(server, key)
     result["load"] = [round(load, 2), round(os.getloadavg()[0], 2)]
     print(
-        f"Haystack hook overhead per tool call, allow path, {result['calls']} calls, local server (SQLite), "
+        f"Haystack hook overhead per tool call, allow path, {result['calls']} calls, local server (SQLite, "
+        f"{'Unix-domain socket' if options.socket else 'TCP 127.0.0.1'}), "
         f"model {options.model_ms:g} ms per reply, load {result['load'][0]}–{result['load'][1]}"
     )
     print(
@@ -296,6 +303,7 @@ def main() -> int:
     print("previous call's outcome):")
     for name, figures in result["requests"].items():
         print(f"  {name:22}{figures['p50_ms']:>10.3f}{figures['p99_ms']:>10.3f}")
+    result["transport"] = "unix" if options.socket else "tcp"
     if options.json:
         options.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -5,7 +5,7 @@ rounds, so that the steady state shows once V8 has compiled the hot path: user a
 the ``callgate serve`` process per request (``/proc``, Linux only), this client's CPU per request,
 and the request's p50 wall time.
 
-Usage: python bench/request_cpu.py [--requests 2000] [--rounds 6]
+Usage: python bench/request_cpu.py [--requests 2000] [--rounds 6] [--socket]
 """
 
 from __future__ import annotations
@@ -45,14 +45,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--requests", type=int, default=2000, help="requests per round")
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument(
+        "--socket", action="store_true", help="serve on a Unix-domain socket (callgate serve --socket), not TCP"
+    )
     options = parser.parse_args()
     count = options.requests
-    with CallgateServer.start(policy=POLICY) as server:
+    with CallgateServer.start(policy=POLICY, **({"socket": True} if options.socket else {})) as server:
         if server.process is None:
             raise RuntimeError("the server did not start")
         pid = server.process.pid
         client = server.client(server.create_key("agent", "bench"))
-        print(f"the one request per allowed call, {count} per round; CPU ms per request; load {os.getloadavg()[0]:.2f}")
+        transport = "Unix-domain socket" if options.socket else "TCP 127.0.0.1"
+        print(
+            f"the one request per allowed call, {count} per round, {transport}; CPU ms per request; "
+            f"load {os.getloadavg()[0]:.2f}"
+        )
         print(f"{'round':>5}{'server user':>13}{'server sys':>12}{'client':>9}{'p50 ms':>9}{'load':>7}")
         for round_index in range(options.rounds):
             run_id = client.start_run("bench")["run_id"]

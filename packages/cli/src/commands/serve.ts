@@ -12,7 +12,7 @@ import {
 } from '@callgate/server';
 import { type Command, Option } from 'commander';
 import { type LogLevel, logLevelOf } from '../log.js';
-import { folderPath, portNumber, refuseTogether } from '../options.js';
+import { fileMode, folderPath, portNumber, refuseTogether } from '../options.js';
 import { addRequestTimeoutOptions } from '../request-timeouts.js';
 import { startWitnessLoop } from '../witness/loop.js';
 import { openServeEngine } from './serve-store.js';
@@ -29,6 +29,10 @@ export interface ServeOptions {
   logKey?: string;
   host?: string;
   port?: number;
+  /** A Unix-domain socket's path to listen on instead of a TCP port. */
+  socket?: string;
+  /** The socket file's permission bits (default 0o600). */
+  socketMode?: number;
   policy?: string;
   /** Start a new log beside a log key that has none (a lost or emptied database is refused without it). */
   init?: boolean;
@@ -86,7 +90,17 @@ export async function runServe(options: ServeOptions): Promise<number> {
     if (running) throw new CallgateError('conflict', `${(error as Error).message} It serves ${running}.`);
     throw error;
   });
-  const host = options.host ?? config.host ?? '127.0.0.1';
+  // `--host`/`--port` on the command line win over a `socket:` in the config, as flags do.
+  const tcpFlags = options.host !== undefined || options.port !== undefined;
+  const socket = options.socket ?? (tcpFlags ? undefined : config.socket);
+  const socketMode = options.socketMode ?? config.socketMode;
+  if (socketMode !== undefined && socket === undefined)
+    throw new CallgateError(
+      'request-invalid',
+      `${options.socketMode !== undefined ? '--socket-mode' : 'socket_mode'} is the mode of a socket file: give --socket (or socket: in the config) too`,
+    );
+  // On a socket, only this machine connects: the gateway accepts loopback Host headers only.
+  const host = socket !== undefined ? 'localhost' : (options.host ?? config.host ?? '127.0.0.1');
   const port = options.port ?? config.port ?? 7420;
   let gateway: Gateway;
   let upstreams: Awaited<ReturnType<typeof startGateway>>['upstreams'];
@@ -152,6 +166,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
       },
       host,
       port,
+      ...(socket !== undefined ? { socket } : {}),
+      ...(socketMode !== undefined ? { socketMode } : {}),
       ...(options.headersTimeout !== undefined ? { headersTimeoutMs: options.headersTimeout } : {}),
       ...(options.requestTimeout !== undefined ? { requestTimeoutMs: options.requestTimeout } : {}),
     });
@@ -159,7 +175,8 @@ export async function runServe(options: ServeOptions): Promise<number> {
     await gateway.close();
     await embedded.close();
     await telemetry?.shutdown();
-    print(`callgate serve: cannot listen on ${host}:${port}: ${(error as Error).message}`);
+    if (socket !== undefined && isCallgateError(error)) throw error;
+    print(`callgate serve: cannot listen on ${socket ?? `${host}:${port}`}: ${(error as Error).message}`);
     return 1;
   }
   const witnessLoop = config.witnesses
@@ -172,6 +189,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
     : undefined;
   const forgetAddress = store === undefined ? writeServerAddress(dataDir, running.url) : () => {};
   print(`callgate serving ${running.url}`);
+  if (running.socket !== undefined)
+    print(
+      `  socket     ${running.socket}   (mode ${(socketMode ?? 0o600).toString(8).padStart(4, '0')}; e.g. curl --unix-socket ${running.socket} http://localhost/v1/health)`,
+    );
   print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);
   print(`  approvals  ${running.url}/ui/approvals`);
   print(`  runs       ${running.url}/ui/runs`);
@@ -268,6 +289,15 @@ export function registerServeCommand(
     )
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default 7420)', portNumber)
+    .option(
+      '--socket <file>',
+      'listen on this Unix-domain socket instead of a TCP port (clients: CALLGATE_URL=unix:/path/to.sock); a stale socket there is replaced',
+    )
+    .option(
+      '--socket-mode <mode>',
+      "the socket file's mode, in octal (default 600: this user only)",
+      fileMode,
+    )
     .option('--policy <file>', 'policy file (YAML); default: deny everything')
     .option('--init', 'start a new log where a log key has no database (or an empty one) beside it')
     .addOption(
@@ -290,6 +320,10 @@ export function registerServeCommand(
       );
     });
   refuseTogether(serve, {
-    conflicts: [['--data', '--store', 'state is kept in a data folder or in a shared store']],
+    conflicts: [
+      ['--data', '--store', 'state is kept in a data folder or in a shared store'],
+      ['--socket', '--host', 'the server listens on a Unix-domain socket or on a TCP address'],
+      ['--socket', '--port', 'the server listens on a Unix-domain socket or on a TCP address'],
+    ],
   });
 }

@@ -32,11 +32,19 @@ class AsyncConnection:
         self.writer = writer
 
     @classmethod
-    async def open(cls, host: str, port: int, ssl_context: ssl.SSLContext | None) -> AsyncConnection:
-        """Opens a connection (TLS with ``ssl_context``) with ``TCP_NODELAY`` (asyncio's default for TCP)."""
-        reader, writer = await asyncio.open_connection(
-            host, port, ssl=ssl_context, server_hostname=host if ssl_context else None, limit=MAX_LINE + 2
-        )
+    async def open(
+        cls, host: str, port: int, ssl_context: ssl.SSLContext | None, socket_path: str | None = None
+    ) -> AsyncConnection:
+        """
+        Opens a connection (TLS with ``ssl_context``) with ``TCP_NODELAY`` (asyncio's default for
+        TCP); or, with ``socket_path``, to that Unix-domain socket.
+        """
+        if socket_path is not None:
+            reader, writer = await asyncio.open_unix_connection(socket_path, limit=MAX_LINE + 2)
+        else:
+            reader, writer = await asyncio.open_connection(
+                host, port, ssl=ssl_context, server_hostname=host if ssl_context else None, limit=MAX_LINE + 2
+            )
         return cls(reader, writer)
 
     def close(self) -> None:
@@ -78,10 +86,11 @@ class AsyncKeepAliveConnections:
     """
     Keep-alive connections to one origin, for one event loop.
 
-    :param url: The base URL (``http://host:port`` or ``https://...``); a path in it prefixes every request.
+    :param url: The base URL (``http://host:port``, ``https://...``, or a socket's ``unix:/path``);
+        a path in an http(s) URL prefixes every request.
     :param headers: Headers sent with every request.
     :param connect_timeout: Seconds to wait for a connection.
-    :raises ValueError: For a URL that is not http(s), or a header with a line break or NUL.
+    :raises ValueError: For a URL that is not http(s) or unix, or a header with a line break or NUL.
     """
 
     def __init__(self, url: str, headers: dict[str, str], connect_timeout: float) -> None:
@@ -99,7 +108,9 @@ class AsyncKeepAliveConnections:
         origin = self._origin
         if origin.https and self._ssl_context is None:
             self._ssl_context = ssl.create_default_context()
-        opening = AsyncConnection.open(origin.host, origin.port, self._ssl_context if origin.https else None)
+        opening = AsyncConnection.open(
+            origin.host, origin.port, self._ssl_context if origin.https else None, origin.socket_path
+        )
         return await asyncio.wait_for(opening, self._connect_timeout), False
 
     async def request(

@@ -27,6 +27,8 @@ import http.client
 from collections.abc import Generator
 from urllib.parse import urlencode, urlsplit
 
+from .wire import unix_socket_path
+
 #: The longest status line or header field line read, in bytes.
 MAX_LINE = 65536
 #: The most header fields read.
@@ -67,27 +69,36 @@ def _encoded_fields(fields: dict[str, str]) -> bytes:
 
 class Origin:
     """
-    One server: its scheme, host, port and path prefix, and the header fields every request to
-    it carries (encoded once).
+    One server: its scheme, host, port and path prefix (or its Unix-domain socket), and the
+    header fields every request to it carries (encoded once).
 
-    :param url: ``http://host[:port][/prefix]`` or ``https://...``.
+    :param url: ``http://host[:port][/prefix]``, ``https://...``, or a socket's ``unix:/path``
+        (``http+unix://%2Fpath``; see :func:`~.wire.unix_socket_path`), whose requests say
+        ``host: localhost``.
     :param headers: Header fields for every request (``host`` and ``connection: keep-alive`` are added).
-    :raises ValueError: For another scheme, or a header field with a line break or NUL.
+    :raises ValueError: For another scheme, a socket path that is not absolute, or a header field
+        with a line break or NUL.
     """
 
-    __slots__ = ("_fields", "host", "https", "port", "prefix")
+    __slots__ = ("_fields", "host", "https", "port", "prefix", "socket_path")
 
     def __init__(self, url: str, headers: dict[str, str]) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
-            raise ValueError(f"callgate server URL {url!r}: the scheme must be http or https")
-        self.https = parts.scheme == "https"
-        self.host = parts.hostname or "127.0.0.1"
-        self.port = parts.port or (443 if self.https else 80)
-        self.prefix = parts.path.rstrip("/")
-        self._fields = _encoded_fields(
-            {"host": parts.netloc.rpartition("@")[2], **headers, "connection": "keep-alive"}
-        )
+        #: The Unix-domain socket's path, or None for TCP.
+        self.socket_path = unix_socket_path(url)
+        if self.socket_path is not None:
+            self.https = False
+            self.host, self.port, self.prefix = "localhost", 0, ""
+            authority = "localhost"
+        else:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https"):
+                raise ValueError(f"callgate server URL {url!r}: the scheme must be http, https or unix")
+            self.https = parts.scheme == "https"
+            self.host = parts.hostname or "127.0.0.1"
+            self.port = parts.port or (443 if self.https else 80)
+            self.prefix = parts.path.rstrip("/")
+            authority = parts.netloc.rpartition("@")[2]
+        self._fields = _encoded_fields({"host": authority, **headers, "connection": "keep-alive"})
 
     def head(
         self,

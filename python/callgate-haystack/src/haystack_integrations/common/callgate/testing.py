@@ -69,10 +69,13 @@ def free_port() -> int:
 
 class CallgateServer:
     """
-    One ``callgate serve`` child process on 127.0.0.1, with its own data folder.
+    One ``callgate serve`` child process on 127.0.0.1 (or on a Unix-domain socket), with its own
+    data folder.
 
     :param data_dir: The data folder (SQLite database, log key, API keys).
-    :param port: The port to listen on.
+    :param port: The port to listen on (unused with ``socket``).
+    :param socket: Listen on a Unix-domain socket, ``callgate.sock`` in the data folder, instead of
+        the port (``callgate serve --socket``); :attr:`url` is then ``unix:<path>``.
     :param config: The ``callgate.yaml`` text (policy, upstreams, ...), or None for ``--policy`` only.
     :param policy: The policy YAML text, written to ``policy.yaml`` and passed with ``--policy``.
     """
@@ -85,12 +88,15 @@ class CallgateServer:
         config: str | None = None,
         policy: str | None = None,
         serve_arguments: list[str] | None = None,
+        socket: bool = False,
     ) -> None:
         self.root = repository_root()
         self.cli = ensure_built(self.root)
         self.data_dir = data_dir
         self.port = port
-        self.url = f"http://127.0.0.1:{port}"
+        #: The socket's path when serving on one.
+        self.socket_path: Path | None = data_dir / "callgate.sock" if socket else None
+        self.url = f"unix:{self.socket_path}" if self.socket_path else f"http://127.0.0.1:{port}"
         self.config = config
         self.policy = policy
         #: More ``callgate serve`` arguments, e.g. ``["--synchronous", "FULL"]``.
@@ -107,6 +113,7 @@ class CallgateServer:
         policy: str | None = None,
         port: int | None = None,
         serve_arguments: list[str] | None = None,
+        socket: bool = False,
     ) -> CallgateServer:
         """
         Starts a server in a new temporary data folder; stop it with :meth:`stop` (or ``with``).
@@ -117,7 +124,12 @@ class CallgateServer:
         """
         owned = tempfile.TemporaryDirectory(prefix="callgate-test-")
         server = cls(
-            Path(owned.name), port or free_port(), config=config, policy=policy, serve_arguments=serve_arguments
+            Path(owned.name),
+            port or (0 if socket else free_port()),
+            config=config,
+            policy=policy,
+            serve_arguments=serve_arguments,
+            socket=socket,
         )
         server._owned_dir = owned
         server.launch()
@@ -140,7 +152,11 @@ class CallgateServer:
 
     def launch(self, timeout: float = 30.0) -> None:
         """Starts the process (again, after :meth:`stop`) and waits until ``/v1/health`` answers."""
-        arguments = ["serve", "--data", str(self.data_dir), "--host", "127.0.0.1", "--port", str(self.port)]
+        arguments = ["serve", "--data", str(self.data_dir)]
+        if self.socket_path is not None:
+            arguments += ["--socket", str(self.socket_path)]
+        else:
+            arguments += ["--host", "127.0.0.1", "--port", str(self.port)]
         if self.policy is not None:
             policy_path = self.data_dir / "policy.yaml"
             policy_path.write_text(self.policy, encoding="utf-8")
@@ -162,13 +178,19 @@ class CallgateServer:
         )
         log.close()
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"callgate serve exited with {self.process.returncode}:\n{self.log()}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/v1/health", timeout=1.0).status_code == 200:
-                    return
-            time.sleep(0.1)
+        if self.socket_path is not None:
+            transport = httpx.HTTPTransport(uds=str(self.socket_path))
+            health = "http://localhost/v1/health"
+        else:
+            transport, health = None, f"{self.url}/v1/health"
+        with httpx.Client(transport=transport, timeout=1.0) as probe:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"callgate serve exited with {self.process.returncode}:\n{self.log()}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if probe.get(health).status_code == 200:
+                        return
+                time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"callgate serve did not answer on {self.url} within {timeout}s:\n{self.log()}")
 

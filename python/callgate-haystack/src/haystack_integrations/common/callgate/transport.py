@@ -1,6 +1,7 @@
 """
-Keep-alive HTTP/1.1 connections for the synchronous client, on sockets, framed and parsed by
-:mod:`.http1` (see there for why not ``http.client`` or httpx).
+Keep-alive HTTP/1.1 connections for the synchronous client, on sockets (TCP, or a Unix-domain
+socket for a server started with ``callgate serve --socket``), framed and parsed by :mod:`.http1`
+(see there for why not ``http.client`` or httpx).
 
 - One idle connection is reused per request; a connection is taken by one thread at a time (a
   small pool, so one client serves many threads).
@@ -29,25 +30,46 @@ STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, 
 MAX_IDLE = 8
 
 
+def _connect_unix(path: str, timeout: float) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(path)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 class Connection:
     """
     A connection to ``host:port`` (TLS when ``ssl_context`` is given), opened at once with
-    ``TCP_NODELAY``.
+    ``TCP_NODELAY``; or, with ``socket_path``, to that Unix-domain socket.
 
     :param timeout: Seconds to wait for the connection.
     """
 
     __slots__ = ("_reader", "_timeout", "sock")
 
-    def __init__(self, host: str, port: int, timeout: float, ssl_context: ssl.SSLContext | None = None) -> None:
-        sock = socket.create_connection((host, port), timeout=timeout)
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if ssl_context is not None:
-                sock = ssl_context.wrap_socket(sock, server_hostname=host)
-        except BaseException:
-            sock.close()
-            raise
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        timeout: float,
+        ssl_context: ssl.SSLContext | None = None,
+        socket_path: str | None = None,
+    ) -> None:
+        if socket_path is not None:
+            sock = _connect_unix(socket_path, timeout)
+        else:
+            sock = socket.create_connection((host, port), timeout=timeout)
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if ssl_context is not None:
+                    sock = ssl_context.wrap_socket(sock, server_hostname=host)
+            except BaseException:
+                sock.close()
+                raise
         self.sock: socket.socket | None = sock
         self._reader = sock.makefile("rb")
         # The socket's timeout as last set: ``settimeout`` is a system call (ioctl) each time.
@@ -105,10 +127,11 @@ class KeepAliveConnections:
     """
     Keep-alive connections to one origin.
 
-    :param url: The base URL (``http://host:port`` or ``https://...``); a path in it prefixes every request.
+    :param url: The base URL (``http://host:port``, ``https://...``, or a socket's ``unix:/path``);
+        a path in an http(s) URL prefixes every request.
     :param headers: Headers sent with every request.
     :param connect_timeout: Seconds to wait for a connection.
-    :raises ValueError: For a URL that is not http(s), or a header with a line break or NUL.
+    :raises ValueError: For a URL that is not http(s) or unix, or a header with a line break or NUL.
     """
 
     def __init__(self, url: str, headers: dict[str, str], connect_timeout: float) -> None:
@@ -122,7 +145,13 @@ class KeepAliveConnections:
         origin = self._origin
         if origin.https and self._ssl_context is None:
             self._ssl_context = ssl.create_default_context()
-        return Connection(origin.host, origin.port, self._connect_timeout, self._ssl_context if origin.https else None)
+        return Connection(
+            origin.host,
+            origin.port,
+            self._connect_timeout,
+            self._ssl_context if origin.https else None,
+            origin.socket_path,
+        )
 
     def _take(self) -> tuple[Connection, bool]:
         while True:

@@ -12,7 +12,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .ecmascript import dumps as ecmascript_dumps
 
@@ -30,16 +30,25 @@ def resolve_server_url(url: str | None = None) -> str:
     """
     The base URL of the callgate server (scheme, host, port and any prefix, no trailing slash).
 
+    A server started with ``callgate serve --socket PATH`` listens on a Unix-domain socket; name
+    it ``unix:/path/to/callgate.sock`` (what the server prints; ``unix:///path`` too), or in the
+    spelling of requests-unixsocket, ``http+unix://%2Fpath%2Fto%2Fcallgate.sock``.
+
     :param url: The URL given by the caller; ``None`` reads ``CALLGATE_URL``, then falls back to
         ``http://127.0.0.1:7420``. A URL ending in ``/mcp``, ``/mcp/<profile>`` or ``/v1`` is
         accepted and cut back to the base, so one setting serves the hook and the toolset.
-    :returns: e.g. ``"http://127.0.0.1:7420"``.
-    :raises ValueError: When the URL is not ``http`` or ``https``.
+    :returns: e.g. ``"http://127.0.0.1:7420"``, or ``"unix:/run/callgate.sock"`` for a socket
+        (either socket spelling comes back as ``unix:PATH``).
+    :raises ValueError: When the URL is not ``http``, ``https``, ``unix`` or ``http+unix``, or a
+        socket path is not absolute.
     """
     text = (url or os.environ.get(URL_ENV_VAR) or DEFAULT_SERVER_URL).strip()
+    socket_path = unix_socket_path(text)
+    if socket_path is not None:
+        return "unix:" + socket_path
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"the callgate URL must be http(s)://host[:port][/path], got {text!r}")
+        raise ValueError(f"the callgate URL must be http(s)://host[:port][/path] or unix:/path/to/socket, got {text!r}")
     segments = [segment for segment in parts.path.split("/") if segment]
     if "mcp" in segments:
         segments = segments[: segments.index("mcp")]
@@ -47,6 +56,30 @@ def resolve_server_url(url: str | None = None) -> str:
         segments = segments[:-1]
     path = "/" + "/".join(segments) if segments else ""
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def unix_socket_path(url: str) -> str | None:
+    """
+    The socket path a ``unix:`` or ``http+unix:`` URL names, or None for any other URL.
+
+    ``unix:/run/callgate.sock`` and ``unix:///run/callgate.sock`` name ``/run/callgate.sock``;
+    ``http+unix://%2Frun%2Fcallgate.sock/v1`` names it too (the host is the percent-encoded path,
+    as requests-unixsocket writes it; a path after it, such as ``/v1`` or ``/mcp``, is dropped:
+    a socket's server serves at its root).
+
+    :raises ValueError: When the path is empty or not absolute.
+    """
+    if url.startswith("unix:"):
+        path = url[len("unix:") :]
+        if path.startswith("//"):
+            path = path[2:]
+    elif url.startswith("http+unix://"):
+        path = unquote(url[len("http+unix://") :].partition("/")[0])
+    else:
+        return None
+    if not path.startswith("/"):
+        raise ValueError(f"the callgate URL {url!r} must name an absolute socket path, e.g. unix:/run/callgate.sock")
+    return path
 
 
 def _needs_text_form(value: Any, depth: int = 0) -> bool:

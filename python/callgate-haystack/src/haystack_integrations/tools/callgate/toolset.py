@@ -33,10 +33,15 @@ def gateway_url(url: str | None = None, profile: str | None = "observe") -> str:
     :param profile: A profile name (``observe``, ``govern``, ``execute``, ``full`` or your own); None
         uses the API key's default profile (``/mcp``).
     :returns: e.g. ``"http://127.0.0.1:7420/mcp/observe"``.
-    :raises ValueError: For a URL that is not http(s) or a profile name with other than letters,
-        digits, ``_ . -``.
+    :raises ValueError: For a URL that is not http(s) (a ``unix:`` socket included) or a profile
+        name with other than letters, digits, ``_ . -``.
     """
     base = resolve_server_url(url)
+    if base.startswith("unix:"):
+        raise ValueError(
+            f"the MCP toolset reaches the gateway over TCP (Streamable HTTP), not a Unix-domain socket ({base}): "
+            "give the server's http:// URL here, or serve it on a port too"
+        )
     if profile is None:
         return f"{base}/mcp"
     if not _PROFILE_PATTERN.match(profile):

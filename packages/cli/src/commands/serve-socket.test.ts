@@ -1,0 +1,71 @@
+// `callgate serve --socket PATH`: a server on a Unix-domain socket, as a user starts one.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { lstatSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const BIN = new URL('../../dist/bin.js', import.meta.url).pathname;
+const folders: string[] = [];
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
+function folder(): string {
+  const made = mkdtempSync(join(tmpdir(), 'cg-serve-sock-'));
+  folders.push(made);
+  return made;
+}
+
+/** Starts `callgate serve ARGS`; resolves with the process and its output once `until` matches it (or it exits). */
+function serve(args: string[], until: RegExp): Promise<{ child: ChildProcess; output: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const done = () => resolve({ child, output: () => output });
+    const read = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (until.test(output)) done();
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', read);
+    child.once('error', reject);
+    child.once('exit', done);
+  });
+}
+
+function health(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sent = request({ socketPath: path, path: '/v1/health' }, (answer) => {
+      let text = '';
+      answer.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      answer.on('end', () => resolve(text));
+    });
+    sent.on('error', reject);
+    sent.end();
+  });
+}
+
+describe('callgate serve --socket', () => {
+  it('serves on the socket (mode 0600, path printed), refuses a second server there, and removes it on stop', async () => {
+    const base = folder();
+    const socket = join(base, 'callgate.sock');
+    const first = await serve(['--data', join(base, 'one'), '--socket', socket], /Press Ctrl\+C/);
+    try {
+      expect(first.output()).toContain(`callgate serving unix:${socket}\n`);
+      expect(first.output()).toContain(`  socket     ${socket}   (mode 0600;`);
+      expect(statSync(socket).mode & 0o777).toBe(0o600);
+      expect(JSON.parse(await health(socket))).toMatchObject({ status: 'ok' });
+
+      const second = await serve(['--data', join(base, 'two'), '--socket', socket], /$^/);
+      expect(second.child.exitCode).toBe(1);
+      expect(second.output()).toContain(`socket ${socket}: a server is listening on it already`);
+      expect(lstatSync(socket).isSocket()).toBe(true);
+    } finally {
+      first.child.kill('SIGTERM');
+    }
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    expect(() => lstatSync(socket)).toThrow(/ENOENT/);
+  });
+});
