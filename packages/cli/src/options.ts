@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs';
 import { parseDuration, readWholeNumber } from '@callgate/core';
 import { parseVerifierKey } from '@callgate/core/ledger';
-import { API_KEY_PATTERN } from '@callgate/server';
+import { API_KEY_PATTERN } from '@callgate/protocol';
 import { type Command, InvalidArgumentError } from 'commander';
 
 /** What a parser reads; the audit test generates bad values per kind. */

@@ -1,15 +1,12 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { registerApprovalsCommands } from './commands/approvals.js';
-import { runDemo } from './commands/demo.js';
-import { registerKeysCommands } from './commands/keys.js';
-import { runExport, runRunsList, runRunsShow } from './commands/ledger.js';
-import { registerLogKeyCommands } from './commands/log-key.js';
-import { registerMcpCommand } from './commands/mcp.js';
+import { registerApprovalsCommands } from './commands/approvals-command.js';
+import { registerKeysCommands } from './commands/keys-command.js';
+import { registerLogKeyCommands } from './commands/log-key-command.js';
+import { registerMcpCommand } from './commands/mcp-command.js';
 import { registerPolicyCommands } from './commands/policy.js';
-import { registerServeCommand } from './commands/serve.js';
-import { runVerify } from './commands/verify.js';
-import { registerWitnessCommands } from './commands/witness.js';
+import { registerServeCommand } from './commands/serve-command.js';
+import { registerWitnessCommands } from './commands/witness-command.js';
 import { EXIT_CODES } from './exit-codes.js';
 import { apiKey, folderPath, httpUrl, refuseEmptyValues, refuseTogether, wholeNumber } from './options.js';
 import { CLI_VERSION } from './version.js';
@@ -46,7 +43,9 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
       new Option('--synchronous <mode>', 'SQLite durability').choices(['NORMAL', 'FULL']).default('NORMAL'),
     )
     .addHelpText('after', EXIT_CODES)
-    .action(async (options) => setExitCode(await runDemo({ ...options, out: print })));
+    .action(async (options) =>
+      setExitCode(await (await import('./commands/demo.js')).runDemo({ ...options, out: print })),
+    );
 
   const exportCommand = program
     .command('export')
@@ -65,7 +64,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .addHelpText('after', EXIT_CODES)
     .action(async (options) =>
       setExitCode(
-        await runExport(resolve(options.data), {
+        await (await import('./commands/ledger.js')).runExport(resolve(options.data), {
           run: options.run,
           out: options.out,
           openings: options.openings,
@@ -104,7 +103,9 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     )
     .option('--json', 'print the report as JSON')
     .addHelpText('after', EXIT_CODES)
-    .action(async (file, options) => setExitCode(await runVerify(file, { ...options, out: print })));
+    .action(async (file, options) =>
+      setExitCode(await (await import('./commands/verify.js')).runVerify(file, { ...options, out: print })),
+    );
   refuseTogether(verify, {
     needs: [['--quorum', '--witness', 'it counts the cosignatures of the --witness keys given']],
   });
@@ -117,7 +118,12 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .addOption(dataOption())
     .addHelpText('after', EXIT_CODES)
     .action(async (options) =>
-      setExitCode(await runRunsList(resolve(options.data), { limit: options.limit, print })),
+      setExitCode(
+        await (await import('./commands/ledger.js')).runRunsList(resolve(options.data), {
+          limit: options.limit,
+          print,
+        }),
+      ),
     );
   runs
     .command('show')
@@ -125,7 +131,9 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .argument('<id>', 'the run id')
     .addOption(dataOption())
     .addHelpText('after', EXIT_CODES)
-    .action(async (id, options) => setExitCode(await runRunsShow(resolve(options.data), id, print)));
+    .action(async (id, options) =>
+      setExitCode(await (await import('./commands/ledger.js')).runRunsShow(resolve(options.data), id, print)),
+    );
 
   const commandContext = { print, setExitCode, exitCodes: EXIT_CODES };
   registerServeCommand(program, commandContext);

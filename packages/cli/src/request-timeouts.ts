@@ -1,6 +1,6 @@
 // The time limits on receiving a request, as the options of every command that listens for HTTP
 // (`callgate serve`, `callgate witness serve`): the same names, defaults and rule on both.
-import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '@callgate/server';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '@callgate/server/defaults';
 import type { Command } from 'commander';
 import { duration } from './options.js';
 

@@ -10,6 +10,9 @@ import { digestSchema } from './ledger.js';
 import { toolSpecSchema } from './tool.js';
 
 export const API_KEY_ROLES = ['agent', 'reviewer', 'admin'] as const;
+
+/** The shape of an API key: `cg_` and 32 random bytes in base64url (43 characters). */
+export const API_KEY_PATTERN = /^cg_[A-Za-z0-9_-]{43}$/;
 /** What a key may do: `agent` decides and records, `reviewer` answers approvals and reads, `admin` does all. */
 export type ApiKeyRole = (typeof API_KEY_ROLES)[number];
 

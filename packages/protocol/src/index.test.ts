@@ -6,6 +6,7 @@ describe('@callgate/protocol public API', () => {
   it('exports exactly the pinned names', () => {
     expect(Object.keys(api).sort()).toMatchInlineSnapshot(`
       [
+        "API_KEY_PATTERN",
         "API_KEY_ROLES",
         "APPROVAL_STATUSES",
         "BUNDLE_FORMAT",

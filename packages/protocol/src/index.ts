@@ -44,6 +44,7 @@ export type {
   RunStartRequest,
 } from './http-requests.js';
 export {
+  API_KEY_PATTERN,
   API_KEY_ROLES,
   apiKeyNameSchema,
   approveBody,

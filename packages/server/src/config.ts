@@ -131,7 +131,7 @@ export interface ServerConfig {
 }
 
 /** The profile a gateway session gets when neither the URL nor a flag names one. */
-export const DEFAULT_MCP_PROFILE = 'full';
+export { DEFAULT_MCP_PROFILE } from './defaults.js';
 
 /**
  * The message of a problem at `field` (`tools[0].name`) of `file`, in the one format of every

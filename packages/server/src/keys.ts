@@ -1,10 +1,10 @@
 import type { ApiKeyRow, Store } from '@callgate/core';
 import { constantTimeEqual, randomBytes, sha256 } from '@callgate/core/crypto';
-import { CallgateError } from '@callgate/protocol';
+import { API_KEY_PATTERN, CallgateError } from '@callgate/protocol';
 import { type ApiKeyRole, keyName } from './http/schemas.js';
 
-/** The shape of an API key: `cg_` and 32 random bytes in base64url (43 characters). */
-export const API_KEY_PATTERN = /^cg_[A-Za-z0-9_-]{43}$/;
+/** The shape of an API key (`cg_` and 43 base64url characters): protocol's, re-exported. */
+export { API_KEY_PATTERN };
 
 /** The hash under which a key is stored: hex SHA-256 of the key's text. */
 export function apiKeyHash(key: string): string {

@@ -2,10 +2,9 @@
 // log to a new key, signed over by the old one).
 
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { KEY_ROTATIONS_META_KEY, keyToPin, logSignerFromPrivateKey } from '@callgate/core/ledger';
 import { openDataDir, rotateLogKey } from '@callgate/store-sqlite';
-import type { Command, Option } from 'commander';
 import { requireDataDir } from './data-folder.js';
 
 /**
@@ -54,47 +53,21 @@ export async function runLogKeyShow(
   }
 }
 
-/** Registers `callgate log-key show` and `callgate log-key rotate` on the program. */
-export function registerLogKeyCommands(
-  program: Command,
-  context: {
-    print: (line: string) => void;
-    setExitCode: (code: number) => void;
-    exitCodes: string;
-    dataOption: () => Option;
-  },
-): void {
-  const group = program.command('log-key').description('the log’s signing key (made on first start)');
-  group
-    .command('show')
-    .description(
-      'print the verifier key to pin: callgate verify --public-key KEY (after a rotation, the key before the first one)',
-    )
-    .addOption(context.dataOption())
-    .addHelpText('after', context.exitCodes)
-    .action(async (options) =>
-      context.setExitCode(
-        await runLogKeyShow(resolve(options.data), context.print, (line) =>
-          process.stderr.write(`${line}\n`),
-        ),
-      ),
-    );
-  group
-    .command('rotate')
-    .description(
-      'sign checkpoints with a new key from now on; the old key signs the change, so verifiers keep pinning the old key and follow (stop the server first)',
-    )
-    .addOption(context.dataOption())
-    .addHelpText('after', context.exitCodes)
-    .action(async (options: { data: string }) => {
-      requireDataDir(resolve(options.data));
-      const rotated = await rotateLogKey(resolve(options.data));
-      context.print(`rotated at log size ${rotated.size}`);
-      context.print(`  old key  ${rotated.oldKey}`);
-      context.print(`  new key  ${rotated.newKey}`);
-      context.print(
-        '  keep pinning the key callgate log-key show prints (the key before the first rotation): bundles carry the rotations, and the verifier follows them from it',
-      );
-      context.setExitCode(0);
-    });
+/**
+ * Moves the data folder's log to a new signing key, the change signed by the old key, and prints
+ * both keys and which one to keep pinning.
+ * @returns 0.
+ * @throws CallgateError `request-invalid` when `dataDir` holds no callgate data (exit code 2), or
+ *   the folder's refusals (a server running on it).
+ */
+export async function runLogKeyRotate(dataDir: string, print: (line: string) => void): Promise<number> {
+  requireDataDir(dataDir);
+  const rotated = await rotateLogKey(dataDir);
+  print(`rotated at log size ${rotated.size}`);
+  print(`  old key  ${rotated.oldKey}`);
+  print(`  new key  ${rotated.newKey}`);
+  print(
+    '  keep pinning the key callgate log-key show prints (the key before the first rotation): bundles carry the rotations, and the verifier follows them from it',
+  );
+  return 0;
 }

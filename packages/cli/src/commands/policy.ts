@@ -3,9 +3,6 @@ import { resolve } from 'node:path';
 import { parseDuration, type ReplayChange } from '@callgate/core';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { apiKey, folderPath, httpUrl, refuseTogether, runIds, tagged } from '../options.js';
-import { runPolicyReload } from './policy-reload.js';
-import { runPolicyReplay } from './policy-replay.js';
-import { runPolicyTest } from './policy-test.js';
 
 const CHANGES: readonly ReplayChange[] = [
   'same',
@@ -50,7 +47,9 @@ export function registerPolicyCommands(
     .option('--policy <file>', 'the policy to test (default: the cases file’s policy: key)')
     .option('--json', 'print the results as JSON')
     .addHelpText('after', context.exitCodes)
-    .action(async (cases, options) => setExitCode(await runPolicyTest(cases, { ...options, print })));
+    .action(async (cases, options) =>
+      setExitCode(await (await import('./policy-test.js')).runPolicyTest(cases, { ...options, print })),
+    );
   const replay = policy
     .command('replay')
     .description('what a new policy would have decided for every past call, beside what was decided')
@@ -85,7 +84,13 @@ export function registerPolicyCommands(
     )
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
-      setExitCode(await runPolicyReplay({ ...options, data: resolve(options.data), print })),
+      setExitCode(
+        await (await import('./policy-replay.js')).runPolicyReplay({
+          ...options,
+          data: resolve(options.data),
+          print,
+        }),
+      ),
     );
   refuseTogether(replay, {
     conflicts: [
@@ -106,6 +111,8 @@ export function registerPolicyCommands(
     )
     .addOption(new Option('--key <key>', 'an admin API key').env('CALLGATE_API_KEY').argParser(apiKey))
     .addHelpText('after', context.exitCodes)
-    .action(async (options) => setExitCode(await runPolicyReload({ ...options, print })));
+    .action(async (options) =>
+      setExitCode(await (await import('./policy-reload.js')).runPolicyReload({ ...options, print })),
+    );
   policy.addHelpText('after', context.exitCodes);
 }

@@ -7,6 +7,9 @@ import { randomBytes } from '@callgate/core/crypto';
 import type { WitnessLogState, WitnessStateStore } from '@callgate/core/ledger';
 import { CallgateError } from '@callgate/protocol';
 
+/** Default key name of a witness (the first part of its vkey). */
+export const DEFAULT_WITNESS_NAME = 'callgate.local/witness';
+
 function writeAtomically(path: string, text: string, mode: number): void {
   const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   const descriptor = openSync(temporary, 'wx', mode);

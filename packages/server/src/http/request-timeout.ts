@@ -10,10 +10,9 @@ import type { Server, ServerOptions } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { CallgateError } from '@callgate/protocol';
 
-/** Default longest wait for a request's head (request line and headers), ms. */
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-/** Default longest wait for a whole request, head and body, ms. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../defaults.js';
+
+export { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS };
 
 /** The time limits on receiving one request, ms (see the file header). */
 export interface RequestTimeouts {
