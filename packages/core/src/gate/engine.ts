@@ -371,7 +371,7 @@ export class Engine {
       );
     await closeOpenCalls(this.#context, state);
     const now = this.#context.clock();
-    await this.#context.ledger.append(runId, { type: 'run-end', status, calls: state.calls.size });
+    await this.#context.ledger.append(runId, { type: 'run-end', status, calls: state.callIds });
     await this.store.endRun(runId, status, now);
     this.#runs.forget(runId);
     return { ...state.run, status, ended_at: now };
