@@ -386,6 +386,17 @@ export class Engine {
     return this.ledger.exportRun(runId, options);
   }
 
+  /**
+   * What this engine holds in memory for open run `runId` (undefined when it holds none): `rows`,
+   * the call attempts not ended (or whose end is not durable yet); `keys`, the idempotency keys
+   * such attempts are open under; `callIds`, the distinct call ids decided (one number each).
+   * Counts of entries, for tests and monitoring: an ended call's row leaves memory.
+   */
+  heldCalls(runId: string): { rows: number; keys: number; callIds: number } | undefined {
+    const state = this.#runs.held(runId);
+    return state && { rows: state.heldRows, keys: state.heldKeys, callIds: state.callIds };
+  }
+
   /** The run's state for tests and adapters: its latest call attempts. */
   async runCalls(runId: string) {
     return this.store.listCalls(runId);

@@ -109,6 +109,12 @@ export class RunState {
     this.#unkey(call);
   }
 
+  /** Notes the kind a held attempt was refused with (its `call-decision`'s `error_kind`). */
+  rememberRefusal(callId: string, attempt: number, kind: ErrorKind): void {
+    const key = attemptKey(callId, attempt);
+    if (this.#held.get(key)?.decision === 'refused') this.refusalKinds.set(key, kind);
+  }
+
   /** Removes `call` from the open attempts under its idempotency key (it has ended). */
   #unkey(call: CallRow): void {
     if (call.idempotency_key === undefined) return;
@@ -224,6 +230,11 @@ export class RunStates {
     return loading;
   }
 
+  /** The state of run `runId` when this process holds it in memory (no store read). */
+  held(runId: string): RunState | undefined {
+    return this.#states.get(runId);
+  }
+
   forget(runId: string): void {
     this.#states.delete(runId);
   }
@@ -247,6 +258,9 @@ export class RunStates {
     for (const record of await this.#store.readRunRecords(runId)) {
       if (record.type === 'policy-snapshot') state.policyDigests.add(record.policy_digest);
       else if (record.type === 'refusal') state.refusals++;
+      else if (record.type === 'call-decision' && record.error_kind !== undefined)
+        // What a refused attempt's outcome may claim, as when this process decided it.
+        state.rememberRefusal(record.call_id, record.attempt, record.error_kind);
     }
     this.#states.set(runId, state);
     return state;
