@@ -21,7 +21,7 @@ const POLICY = `
 version: 1
 default: deny
 approval: { ttl: 60s, wait: 5s, allow_edits: false }
-limits: { run: { max_calls: 45 }, tools: { send_invoice: { max_calls: 18 } } }
+limits: { run: { max_calls: 25 }, tools: { send_invoice: { max_calls: 8 } } }
 rules:
   - id: reads
     match: { tools: ["read_*"] }

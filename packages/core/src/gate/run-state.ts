@@ -21,7 +21,10 @@ export class RunState {
   readonly run: RunRow;
   readonly provenance = new ProvenanceTracker();
   readonly policyDigests = new Set<string>();
-  /** Calls counted toward limits: all that were decided (not refused before the decision). */
+  /**
+   * Calls counted toward limits: all that the policy decided (not refused before the decision:
+   * a call denied by the policy or blocked by its idempotency key counts).
+   */
   callCount = 0;
   readonly toolCounts = new Map<string, number>();
   /** `refusal` records written for this run by this process (see refusals.ts). */
@@ -199,6 +202,13 @@ export class RunState {
   }
 }
 
+/**
+ * The kinds a call is refused with after the policy decided it (decide.ts counts such calls
+ * toward the run's limits, as it counts every call the policy allowed or asked about); a call
+ * refused before (unknown tool, invalid arguments, a guardrail, a limit) is not counted.
+ */
+const REFUSED_AFTER_THE_POLICY: ReadonlySet<ErrorKind> = new Set(['policy-denied', 'idempotency-blocked']);
+
 /** The open runs of one engine. */
 export class RunStates {
   readonly #store: Store;
@@ -253,14 +263,18 @@ export class RunStates {
     for (const call of await this.#store.listCalls(runId)) {
       state.remember(call);
       if (call.outcome === undefined) state.inherited.add(attemptKey(call.call_id, call.attempt));
-      if (call.decision !== 'refused') state.count(call.tool);
     }
     for (const record of await this.#store.readRunRecords(runId)) {
       if (record.type === 'policy-snapshot') state.policyDigests.add(record.policy_digest);
       else if (record.type === 'refusal') state.refusals++;
-      else if (record.type === 'call-decision' && record.error_kind !== undefined)
+      else if (record.type === 'call-decision') {
+        // Counted as the gate counts while deciding: every call the policy was asked about.
+        if (record.error_kind === undefined || REFUSED_AFTER_THE_POLICY.has(record.error_kind))
+          state.count(record.tool);
         // What a refused attempt's outcome may claim, as when this process decided it.
-        state.rememberRefusal(record.call_id, record.attempt, record.error_kind);
+        if (record.error_kind !== undefined)
+          state.rememberRefusal(record.call_id, record.attempt, record.error_kind);
+      }
     }
     this.#states.set(runId, state);
     return state;
