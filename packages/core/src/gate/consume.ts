@@ -7,7 +7,7 @@ import type { GateContext } from './context.js';
 import { consumeGrant, type GrantBinding } from './grants.js';
 import { recordOutcome } from './outcomes.js';
 import { recordRefusal } from './refusals.js';
-import type { RunState } from './run-state.js';
+import { attemptKey, type RunState } from './run-state.js';
 
 /** The state of an open run, or undefined for an unknown or ended one. */
 export type OpenRun = (runId: string) => Promise<RunState | undefined>;
@@ -20,8 +20,9 @@ export function markConsumed(
   state: RunState | undefined,
   grant: Pick<StoredGrant, 'call_id' | 'arguments_digest'>,
 ): void {
-  const call = state?.attemptFor(grant.call_id, grant.arguments_digest);
-  if (state && call) state.consumed.add(`${call.call_id}\u0000${call.attempt}`);
+  // An attempt no longer held has ended: its outcome is recorded, nothing may claim its grant.
+  const call = state?.heldFor(grant.call_id, grant.arguments_digest);
+  if (state && call) state.consumed.add(attemptKey(call.call_id, call.attempt));
 }
 
 /**
@@ -46,7 +47,7 @@ export async function consumeRecorded(
         `run ${binding.run_id} is not open (ended or unknown): no call of it may run now`,
         { call_id: binding.call_id },
       );
-    const ended = endedCall(state, binding);
+    const ended = await endedCall(state, binding);
     if (ended !== undefined)
       throw new CallgateError(
         'grant-invalid',
@@ -68,11 +69,11 @@ export async function consumeRecorded(
  * runs, so its unused grant is dead (else the tool would run a call the ledger says was denied
  * or not completed, with no record of it).
  */
-function endedCall(
+async function endedCall(
   state: RunState,
   binding: Pick<GrantBinding, 'call_id' | 'arguments_digest'>,
-): CallRow | undefined {
-  const call = state.attemptFor(binding.call_id, binding.arguments_digest);
+): Promise<CallRow | undefined> {
+  const call = await state.attemptFor(binding.call_id, binding.arguments_digest);
   return call !== undefined && call.outcome !== undefined ? call : undefined;
 }
 
@@ -92,9 +93,9 @@ async function refuseConsume(
     tool: binding.tool,
     reason: error.message,
   });
-  const call = state.attemptFor(binding.call_id, binding.arguments_digest);
+  const call = await state.attemptFor(binding.call_id, binding.arguments_digest);
   if (!call || call.outcome !== undefined || call.decision === 'deny' || call.decision === 'refused') return;
-  if (state.consumed.has(`${call.call_id}\u0000${call.attempt}`)) return; // it already ran under its grant
+  if (state.consumed.has(attemptKey(call.call_id, call.attempt))) return; // it already ran under its grant
   try {
     await recordOutcome(context, state, {
       call_id: call.call_id,
@@ -127,7 +128,7 @@ export async function consumeOutstanding(
   for (const grant of await context.store.findGrants({ ...find, now })) {
     const state = await openRun(grant.run_id);
     if (state === undefined) continue; // its run ended: it may not run now
-    if (endedCall(state, grant) !== undefined) continue; // its call ended: it may not run now
+    if ((await endedCall(state, grant)) !== undefined) continue; // its call ended: it may not run now
     if (principal !== undefined) {
       if (!principalOf.has(grant.run_id))
         principalOf.set(grant.run_id, (await context.store.getRun(grant.run_id))?.principal);

@@ -18,7 +18,7 @@ import { mintCallId } from './ids.js';
 import type { ProvenanceResult } from './provenance.js';
 import { validateArguments } from './registry.js';
 import { appendModelMessage } from './run-records.js';
-import type { RunState } from './run-state.js';
+import { attemptKey, type RunState } from './run-state.js';
 
 /**
  * The gate's answer for one call of a step.
@@ -126,19 +126,6 @@ function checkLimits(context: GateContext, state: RunState, tool: string): void 
 function refusal(error: unknown): ErrorBody['error'] {
   if (isCallgateError(error)) return error.toBody().error;
   return { kind: 'internal', message: (error as Error)?.message ?? String(error) };
-}
-
-/**
- * The call id of a call of the run with the same tool and idempotency key that was decided
- * (allowed or asked) and has not ended: two calls of one side effect in one step, or while the
- * first still runs, are one decided and one `idempotency-blocked`.
- */
-function openUnderKey(state: RunState, tool: string, key: string): string | undefined {
-  for (const call of state.attempts.values()) {
-    if (call.tool !== tool || call.idempotency_key !== key || call.outcome !== undefined) continue;
-    if (call.decision === 'allow' || call.decision === 'ask') return call.call_id;
-  }
-  return undefined;
 }
 
 /** Identify, validate, scrub and guard one call (DESIGN §3 steps 1–4). */
@@ -274,7 +261,7 @@ export async function decideCalls(
       state.count(verdict.tool);
       if (item.idempotencyKey !== undefined && decision.effect !== 'deny') {
         const done = await context.store.getIdempotencyKey(verdict.tool, item.idempotencyKey);
-        const open = openUnderKey(state, verdict.tool, item.idempotencyKey);
+        const open = state.openUnderKey(verdict.tool, item.idempotencyKey);
         if (done === undefined && open !== undefined) {
           verdict.error = refusal(
             new CallgateError(
@@ -312,7 +299,7 @@ export async function decideCalls(
       decided_at: now,
     };
     state.remember(row);
-    if (verdict.error) state.refusalKinds.set(`${row.call_id}\u0000${row.attempt}`, verdict.error.kind);
+    if (verdict.error) state.refusalKinds.set(attemptKey(row.call_id, row.attempt), verdict.error.kind);
     writes.push(
       context.ledger.append(runId, {
         type: 'call-decision',

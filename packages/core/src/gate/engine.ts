@@ -371,7 +371,7 @@ export class Engine {
       );
     await closeOpenCalls(this.#context, state);
     const now = this.#context.clock();
-    await this.#context.ledger.append(runId, { type: 'run-end', status, calls: state.calls.size });
+    await this.#context.ledger.append(runId, { type: 'run-end', status, calls: state.callIds });
     await this.store.endRun(runId, status, now);
     this.#runs.forget(runId);
     return { ...state.run, status, ended_at: now };
@@ -384,6 +384,17 @@ export class Engine {
    */
   exportRun(runId: string, options: RunExportOptions = {}): Promise<AnyBundle> {
     return this.ledger.exportRun(runId, options);
+  }
+
+  /**
+   * What this engine holds in memory for open run `runId` (undefined when it holds none): `rows`,
+   * the call attempts not ended (or whose end is not durable yet); `keys`, the idempotency keys
+   * such attempts are open under; `callIds`, the distinct call ids decided (one number each).
+   * Counts of entries, for tests and monitoring: an ended call's row leaves memory.
+   */
+  heldCalls(runId: string): { rows: number; keys: number; callIds: number } | undefined {
+    const state = this.#runs.held(runId);
+    return state && { rows: state.heldRows, keys: state.heldKeys, callIds: state.callIds };
   }
 
   /** The run's state for tests and adapters: its latest call attempts. */

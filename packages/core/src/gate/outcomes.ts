@@ -6,7 +6,7 @@ import { argumentsDigest } from '../ledger/arguments-key.js';
 import { commitValue, type GateContext } from './context.js';
 import { type CallStanding, outcomeContradiction } from './outcome-table.js';
 import { recordRefusal } from './refusals.js';
-import type { RunState } from './run-state.js';
+import { attemptKey, type RunState } from './run-state.js';
 
 /** How a call ended, as reported by whoever ran it (or refused it). */
 export interface CallOutcomeReport {
@@ -82,7 +82,7 @@ export async function beginOutcome(
   state: RunState,
   report: CallOutcomeReport,
 ): Promise<BegunOutcome> {
-  const call = state.attempt(report.call_id, report.attempt);
+  const call = await state.attempt(report.call_id, report.attempt);
   if (!call) {
     throw new CallgateError(
       'not-found',
@@ -94,12 +94,12 @@ export async function beginOutcome(
   }
   if (call.outcome === 'denied' && report.outcome === 'denied')
     return { outcome: 'denied', written: Promise.resolve() };
-  const attemptKey = `${call.call_id}\u0000${call.attempt}`;
+  const key = attemptKey(call.call_id, call.attempt);
   // Whether the gate consumed this attempt's grant: here, or in another process sharing the
   // store (a replica, or before a restart).
   const consumedByGate = async () =>
-    state.consumed.has(attemptKey) ||
-    state.inherited.has(attemptKey) ||
+    state.consumed.has(key) ||
+    state.inherited.has(key) ||
     (await context.store.grantConsumed({
       run_id: state.run.run_id,
       call_id: call.call_id,
@@ -184,7 +184,7 @@ export async function beginOutcome(
     standing,
     report.outcome,
     report.error_kind,
-    state.refusalKinds.get(attemptKey),
+    state.refusalKinds.get(key),
   );
   if (contradiction !== undefined) {
     const reason = `the outcome of call ${call.call_id} contradicts its decision: ${contradiction}`;
@@ -246,7 +246,9 @@ export async function beginOutcome(
       writes.push(context.store.putIdempotencyKey(call.tool, call.idempotency_key, call.call_id));
     }
   }
-  const written = Promise.all(writes).then(() => undefined);
+  // Once the end and the row that says so are durable, the row may leave memory (the store
+  // answers for it from then on); until then it stays, so a second report sees the call ended.
+  const written = Promise.all(writes).then(() => state.ended(call));
   // Awaited by the caller, possibly after other work: never an unhandled rejection meanwhile.
   written.catch(() => undefined);
   return { outcome, written };
@@ -263,7 +265,7 @@ export async function closeOpenCalls(context: GateContext, state: RunState): Pro
   // them commits what was queued before it).
   const written: Promise<void>[] = [];
   try {
-    for (const call of state.attempts.values()) {
+    for (const call of [...state.heldAttempts()]) {
       if (call.outcome !== undefined) continue;
       if (call.decision === 'deny' || call.decision === 'refused') {
         // The refusal's own kind is on its call-decision record; `policy-denied` is the one a
