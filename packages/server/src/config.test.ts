@@ -295,7 +295,15 @@ describe('callgate.yaml errors, generated', () => {
       { name: 'files', stdio: { command: 'node', args: ['x'] }, trust: 'trusted', timeout: '30s' },
       { name: 'web', http: { url: 'http://127.0.0.1:1/mcp' }, trust: { default: 'untrusted' } },
     ],
-    witnesses: { quorum: 1, servers: [{ url: 'http://127.0.0.1:2', key: 'k' }] },
+    witnesses: {
+      quorum: 1,
+      servers: [
+        {
+          url: 'http://127.0.0.1:2',
+          key: 'witness.test/w1+e6754a64+BLDvac9mmAMfo6UM3ZhuGEswRR4MUnSlB9TyBI0y+MK1',
+        },
+      ],
+    },
     webhook: { url: 'http://127.0.0.1:3/hook', secret_env: 'HOOK_SECRET' },
     mcp: { default_profile: 'observe' },
   });
@@ -408,6 +416,34 @@ describe('callgate.yaml errors, generated', () => {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('witnesses: in callgate.yaml', () => {
+  const key = 'witness.test/w1+e6754a64+BLDvac9mmAMfo6UM3ZhuGEswRR4MUnSlB9TyBI0y+MK1';
+  it('names the line and field of a witness key that is no key, a witness listed twice, a quorum no servers meet', async () => {
+    const dir = await folder();
+    const file = join(dir, 'callgate.yaml');
+    const cases: [string, RegExp][] = [
+      [
+        `witnesses:\n  servers:\n    - { url: "http://127.0.0.1:1", key: nope }\n`,
+        /callgate\.yaml:3:41: witnesses\.servers\[0\]\.key: a witness key is <name>\+<key id>\+<key>, got "nope"$/,
+      ],
+      [
+        `witnesses:\n  quorum: 2\n  servers:\n    - { url: "http://127.0.0.1:1", key: "${key}" }\n    - { url: "http://127.0.0.1:2", key: "${key}" }\n`,
+        /callgate\.yaml:5:41: witnesses\.servers\[1\]\.key: the same witness as witnesses\.servers\[0\]: a quorum counts distinct witnesses/,
+      ],
+      [
+        `witnesses:\n  quorum: 2\n  servers:\n    - { url: "http://127.0.0.1:1", key: "${key}" }\n`,
+        /callgate\.yaml:2:11: witnesses\.quorum: 2 cannot be met by 1 server$/,
+      ],
+    ];
+    for (const [text, says] of cases) {
+      await writeFile(file, text);
+      const error = await readServerConfig(file).catch((caught: Error) => caught);
+      expect(error).toMatchObject({ kind: 'request-invalid' });
+      expect((error as Error).message).toMatch(says);
+    }
   });
 });
 

@@ -8,6 +8,7 @@ import {
   type WholeNumberBounds,
   wholeNumberProblem,
 } from '@callgate/core';
+import { parseWitnessKey, repeatedWitness, type WitnessKey } from '@callgate/core/ledger';
 import { parseUpstreams, type UpstreamConfig } from '@callgate/mcp-gateway';
 import { CallgateError, formatPath, isCallgateError, problemOf, toolSpecSchema } from '@callgate/protocol';
 import { z } from 'zod';
@@ -199,6 +200,45 @@ function holdWrittenNumbers(source: YamlText, file: string): void {
 }
 
 /**
+ * Holds `witnesses:` to what the witnessing will take, with each problem's line and column: every
+ * `key` a witness key (C2SP tlog-cosignature vkey), no witness listed twice (a quorum counts
+ * distinct witnesses), and a `quorum` the servers can meet.
+ * @throws CallgateError `request-invalid` in the format of {@link located}.
+ */
+function readWitnesses(
+  witnesses: NonNullable<ServerConfig['witnesses']>,
+  source: YamlText,
+  file: string,
+): NonNullable<ServerConfig['witnesses']> {
+  const refuse = (path: (string | number)[], problem: string) =>
+    new CallgateError(
+      'request-invalid',
+      ...located(file, formatPath(path), problem, source.positionOf(path)),
+    );
+  const keys: WitnessKey[] = [];
+  for (const [index, server] of witnesses.servers.entries()) {
+    try {
+      keys.push(parseWitnessKey(server.key));
+    } catch (error) {
+      throw refuse(['witnesses', 'servers', index, 'key'], (error as Error).message);
+    }
+  }
+  const repeated = repeatedWitness(keys);
+  if (repeated !== undefined)
+    throw refuse(
+      ['witnesses', 'servers', repeated[1], 'key'],
+      `the same witness as witnesses.servers[${repeated[0]}]: a quorum counts distinct witnesses, list each once`,
+    );
+  const quorum = witnesses.quorum;
+  if (quorum !== undefined && quorum > witnesses.servers.length)
+    throw refuse(
+      ['witnesses', 'quorum'],
+      `${quorum} cannot be met by ${witnesses.servers.length} server${witnesses.servers.length === 1 ? '' : 's'}`,
+    );
+  return witnesses;
+}
+
+/**
  * Validates `upstreams:` with the gateway's own rules and resolves each stdio upstream's `cwd`
  * against `base` (the config file's folder, also the default `cwd`). A `command` that is a path
  * (`./bin/server`) is started from that `cwd`; a bare name (`npx`) is looked up on PATH.
@@ -369,7 +409,7 @@ export async function readServerConfig(
   if (parsed.vault !== undefined) config.vault = parsed.vault;
   if (parsed.synchronous !== undefined) config.synchronous = parsed.synchronous;
   if (parsed.mcp?.default_profile) config.defaultProfile = parsed.mcp.default_profile;
-  if (parsed.witnesses) config.witnesses = parsed.witnesses;
+  if (parsed.witnesses) config.witnesses = readWitnesses(parsed.witnesses, source, file);
   if (parsed.webhook) {
     const secret = parsed.webhook.secret ?? env[parsed.webhook.secret_env ?? ''];
     if (!secret) {

@@ -108,6 +108,19 @@ describe('callgate verify FILE', () => {
     );
   });
 
+  it('exits 2 for a witness given twice (the same vkey, or its key under another name): a quorum counts witnesses', async () => {
+    const file = join(folder, 'twice.json');
+    await writeFile(file, text);
+    const seed = new Uint8Array(32).fill(7);
+    const key = witnessSignerFromPrivateKey('w7', seed).verifierKey;
+    const renamed = witnessSignerFromPrivateKey('w7-again', seed).verifierKey;
+    for (const second of [key, renamed]) {
+      const twice = await callgate(['verify', file, '--witness', key, '--witness', second, '--quorum', '2']);
+      expect(twice.code).toBe(2);
+      expect(twice.lines.join('\n')).toContain('is the same witness as --witness');
+    }
+  });
+
   it('exits 2 for an empty or blank --public-key, naming it, instead of trusting the bundle’s own key', async () => {
     const file = join(folder, 'empty-key.json');
     await writeFile(file, text);

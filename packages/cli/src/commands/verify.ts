@@ -1,4 +1,10 @@
-import { parseVerifierKey, parseWitnessKey, verifyBundleBytes } from '@callgate/core/ledger';
+import {
+  parseVerifierKey,
+  parseWitnessKey,
+  repeatedWitness,
+  verifyBundleBytes,
+  type WitnessKey,
+} from '@callgate/core/ledger';
 import { count } from '../format.js';
 import { readBundleInput } from './verify-input.js';
 
@@ -29,13 +35,17 @@ function badArguments(options: VerifyOptions): string | undefined {
     }
   }
   const witnesses = options.witness ?? [];
+  const keys: WitnessKey[] = [];
   for (const [index, text] of witnesses.entries()) {
     try {
-      parseWitnessKey(text);
+      keys.push(parseWitnessKey(text));
     } catch (error) {
       return `--witness ${JSON.stringify(text)}${witnesses.length > 1 ? ` (number ${index + 1})` : ''} is not a witness key (name+id+key, C2SP tlog-cosignature): ${(error as Error).message}`;
     }
   }
+  const repeated = repeatedWitness(keys);
+  if (repeated !== undefined)
+    return `--witness ${JSON.stringify(witnesses[repeated[1]])} is the same witness as --witness ${JSON.stringify(witnesses[repeated[0]])}: a quorum counts distinct witnesses, give each once`;
   if (options.quorum !== undefined && options.quorum > witnesses.length)
     return `--quorum ${options.quorum} cannot be met by ${witnesses.length} --witness key${witnesses.length === 1 ? '' : 's'}: give at least ${options.quorum} --witness keys, or a smaller --quorum`;
   return undefined;

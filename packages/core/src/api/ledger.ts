@@ -55,6 +55,7 @@ export {
   cosign,
   noteCosignatures,
   parseWitnessKey,
+  repeatedWitness,
   witnessSignerFromPrivateKey,
 } from '../ledger/witness/cosignature.js';
 export type {

@@ -5,7 +5,12 @@
 
 import type { Bundle } from '@callgate/protocol';
 import { parseCheckpoint, parseNote } from '../signed-note.js';
-import { noteCosignatures, parseWitnessKey, type WitnessKey } from '../witness/cosignature.js';
+import {
+  noteCosignatures,
+  parseWitnessKey,
+  repeatedWitness,
+  type WitnessKey,
+} from '../witness/cosignature.js';
 import type { Findings, VerifyOptions } from './report.js';
 
 /** The size of a checkpoint note, or undefined when it does not parse. */
@@ -32,6 +37,14 @@ export function checkWitnesses(bundle: Bundle, options: VerifyOptions, findings:
       findings.fail('witness', `witness key: ${(error as Error).message}`);
       return;
     }
+  }
+  const repeated = repeatedWitness(keys);
+  if (repeated !== undefined) {
+    findings.fail(
+      'witness',
+      `witness key ${pinned[repeated[1]]} is the same witness as ${pinned[repeated[0]]}: a quorum counts distinct witnesses`,
+    );
+    return;
   }
   const quorum = options.quorum ?? keys.length;
   if (!Number.isSafeInteger(quorum) || quorum < 1 || quorum > keys.length) {

@@ -72,6 +72,23 @@ export function parseWitnessKey(text: string): WitnessKey {
   return { name, keyId, publicKey };
 }
 
+/**
+ * The first witness listed twice in `keys` — under the same name, or the same public key under two
+ * names — as `[first index, second index]`, else undefined. A quorum counts distinct witnesses: a
+ * key given twice would let one witness's cosignature meet a quorum of two.
+ */
+export function repeatedWitness(keys: readonly WitnessKey[]): [number, number] | undefined {
+  const seen = new Map<string, number>();
+  for (const [index, key] of keys.entries()) {
+    for (const identity of [`name ${key.name}`, `key ${Buffer.from(key.publicKey).toString('hex')}`]) {
+      const first = seen.get(identity);
+      if (first !== undefined) return [first, index];
+      seen.set(identity, index);
+    }
+  }
+  return undefined;
+}
+
 function signedMessage(body: string, timestamp: number): Buffer {
   return Buffer.from(`cosignature/v1\ntime ${timestamp}\n${body}`, 'utf8');
 }
@@ -109,6 +126,8 @@ function verifyLine(body: string, line: NoteSignature, key: WitnessKey): Cosigna
  * lines by other keys are ignored). Never throws: a malformed note has none.
  */
 export function noteCosignatures(note: string, witnesses: readonly WitnessKey[]): Cosignature[] {
+  // A witness counts once however often its key is listed (a quorum counts witnesses).
+  const signers = new Set<string>();
   let parsed: ReturnType<typeof parseNote>;
   try {
     parsed = parseNote(note);
@@ -117,10 +136,13 @@ export function noteCosignatures(note: string, witnesses: readonly WitnessKey[])
   }
   const found: Cosignature[] = [];
   for (const key of witnesses) {
+    const signer = Buffer.from(key.publicKey).toString('hex');
+    if (signers.has(signer)) continue;
     for (const line of parsed.signatures) {
       const valid = verifyLine(parsed.text, line, key);
       if (valid) {
         found.push(valid);
+        signers.add(signer);
         break;
       }
     }

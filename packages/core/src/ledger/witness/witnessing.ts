@@ -3,10 +3,17 @@
 // verify are added to the stored note, so exports carry them. A witness that cannot be reached,
 // or refuses, is reported (`gaps`, and the logger) — never skipped silently.
 
+import { CallgateError } from '@callgate/protocol';
 import type { Logger } from '../../gate/logger.js';
 import type { Store } from '../../store/store.js';
 import { MerkleTree } from '../proofs.js';
-import { addCosignatures, noteCosignatures, parseWitnessKey, type WitnessKey } from './cosignature.js';
+import {
+  addCosignatures,
+  noteCosignatures,
+  parseWitnessKey,
+  repeatedWitness,
+  type WitnessKey,
+} from './cosignature.js';
 import { addCheckpointBody } from './witness.js';
 
 /** One configured witness: its submission prefix and vkey. */
@@ -68,6 +75,14 @@ export class Witnessing {
       key: parseWitnessKey(endpoint.key),
       size: 0,
     }));
+    const repeated = repeatedWitness(this.#targets.map((target) => target.key));
+    if (repeated !== undefined) {
+      const [first, second] = repeated.map((index) => options.witnesses[index]?.key);
+      throw new CallgateError(
+        'request-invalid',
+        `witness key ${second} is the same witness as ${first}: a quorum counts distinct witnesses`,
+      );
+    }
     this.#quorum = options.quorum ?? this.#targets.length;
     if (!(this.#quorum >= 1 && this.#quorum <= this.#targets.length)) {
       throw new RangeError(`witness quorum must be 1 to ${this.#targets.length}, got ${this.#quorum}`);
