@@ -64,7 +64,9 @@ function problemAt(issue: Issue | undefined, base: readonly PropertyKey[]): Vali
       undefined,
     );
     if (closest && reach(closest) >= 0) return problemAt(closest, path);
-    const expected = firsts.flatMap((first) => (first.code === 'invalid_type' ? [first.expected] : []));
+    const expected = firsts.flatMap((first) =>
+      first.code === 'invalid_type' ? [TYPE_WORDS[first.expected] ?? first.expected] : [],
+    );
     const received = /received (\w+)/.exec(firsts[0]?.message ?? '')?.[1];
     if (expected.length > 0) {
       return {
@@ -74,6 +76,8 @@ function problemAt(issue: Issue | undefined, base: readonly PropertyKey[]): Vali
       };
     }
   }
+  const words = inPlainWords(issue);
+  if (words !== undefined) return { path, message: words, unknownField: false };
   // zod's own words for an enum (`Invalid option: expected one of "a"|"b"`); a schema's own
   // message for it is kept as written.
   if (
@@ -85,4 +89,59 @@ function problemAt(issue: Issue | undefined, base: readonly PropertyKey[]): Vali
     return { path, message: `must be one of ${values}`, unknownField: false };
   }
   return { path, message: issue.message.replace(/^Invalid input: /, ''), unknownField: false };
+}
+
+/** What a JSON value of each type zod names is called in messages. */
+const TYPE_WORDS: Readonly<Record<string, string>> = { record: 'object', map: 'object', int: 'integer' };
+
+/** How many of what `origin` counts (`too_small`/`too_big`): characters of a string, items of a list. */
+function countOf(origin: string, limit: number | bigint): string {
+  const n = Number(limit);
+  if (origin === 'string') return `${n} character${n === 1 ? '' : 's'}`;
+  if (origin === 'array' || origin === 'set') return `${n} item${n === 1 ? '' : 's'}`;
+  return String(n);
+}
+
+/**
+ * zod's default message for `issue` in callgate's words (`missing (expected string)`, `must be at
+ * least 16 characters`, `must be an http:// or https:// URL`), or undefined to keep the message: a
+ * schema's own message is always kept as written.
+ */
+function inPlainWords(issue: Issue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type': {
+      if (!/^Invalid input: expected \w+, received \w+$/.test(issue.message)) return undefined;
+      const expected = TYPE_WORDS[issue.expected] ?? issue.expected;
+      const received = /received (\w+)$/.exec(issue.message)?.[1];
+      if (received === 'undefined') return `missing (expected ${expected})`;
+      return `expected ${expected}, received ${TYPE_WORDS[received ?? ''] ?? received}`;
+    }
+    case 'too_small':
+    case 'too_big': {
+      if (!/^Too (?:small|big): /.test(issue.message)) return undefined;
+      const small = issue.code === 'too_small';
+      const limit = small ? issue.minimum : issue.maximum;
+      if (issue.origin === 'string' && small && Number(limit) === 1 && issue.inclusive !== false)
+        return 'must not be empty';
+      const bound = issue.exact
+        ? 'exactly'
+        : issue.inclusive === false
+          ? small
+            ? 'more than'
+            : 'less than'
+          : small
+            ? 'at least'
+            : 'at most';
+      const count = countOf(issue.origin, limit);
+      return issue.origin === 'string' || issue.origin === 'array' || issue.origin === 'set'
+        ? `must have ${bound} ${count}`
+        : `must be ${bound} ${count}`;
+    }
+    case 'invalid_format':
+      if (issue.format === 'url' && issue.message === 'Invalid URL')
+        return 'must be an http:// or https:// URL';
+      return undefined;
+    default:
+      return undefined;
+  }
 }
