@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { Engine, loadPolicy, MemoryStore } from '@callgate/core';
 import { generateEd25519KeyPair } from '@callgate/core/crypto';
 import { Ledger, logSignerFromPrivateKey } from '@callgate/core/ledger';
@@ -92,6 +93,46 @@ function arriving(host: string, init: RequestInit & { headers?: Record<string, s
 }
 
 describe('the gateway’s DNS rebinding protection (the MCP SDK transport’s allowedHosts / allowedOrigins)', () => {
+  it('answers 415 to a body in a content coding, whatever the coding or the bytes, and takes identity', async () => {
+    const served = await startGateway();
+    const text = JSON.stringify(INITIALIZE);
+    for (const [coding, body] of [
+      ['gzip', gzipSync(text)],
+      ['gzip', text], // mislabelled: not read as if it were plain
+      ['zstd', text],
+      ['identity, br', text],
+    ] as const) {
+      const answer = await served.handleRequest(
+        new Request('http://127.0.0.1/mcp', {
+          method: 'POST',
+          headers: { ...HEADERS, 'content-encoding': coding },
+          body: typeof body === 'string' ? body : new Uint8Array(body),
+        }),
+        CONTEXT,
+      );
+      expect(answer.status, coding).toBe(415);
+      expect(answer.headers.get('accept-encoding')).toBe('identity');
+      const named = coding.split(', ').pop();
+      expect(await answer.json()).toEqual({
+        jsonrpc: '2.0',
+        error: {
+          code: -32000,
+          message: `Unsupported Media Type: Content-Encoding "${named}": send MCP messages uncompressed`,
+        },
+        id: null,
+      });
+    }
+    const plain = await served.handleRequest(
+      new Request('http://127.0.0.1/mcp', {
+        method: 'POST',
+        headers: { ...HEADERS, 'content-encoding': 'identity' },
+        body: text,
+      }),
+      CONTEXT,
+    );
+    expect(plain.status).toBe(200);
+  });
+
   it('accepts a listed host name on any port and refuses another Host with 403, on opening and after', async () => {
     const served = await startGateway({ allowedHosts: ['localhost', '127.0.0.1', '[::1]'] });
     const body = JSON.stringify(INITIALIZE);

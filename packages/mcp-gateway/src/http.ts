@@ -43,6 +43,16 @@ function jsonError(status: number, code: number, message: string, id: unknown = 
   });
 }
 
+/** The first content coding a Content-Encoding header lists besides `identity`, if any (RFC 9110 §8.4). */
+function contentCoding(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  for (const coding of header.split(',')) {
+    const name = coding.trim().toLowerCase();
+    if (name !== '' && name !== 'identity') return name;
+  }
+  return undefined;
+}
+
 /**
  * How long a POST's event stream may stay silent before its headers are sent anyway, in ms. Long
  * enough that a gateway backed up under load still answers a call in one write (streaming costs
@@ -187,8 +197,22 @@ export class HttpSessions {
     if (session.sessionId) this.#byId.delete(session.sessionId);
   }
 
-  /** Reads a POST's JSON-RPC body: 413 over `maxBodyBytes`, 400 -32700 when it is not JSON. */
+  /**
+   * Reads a POST's JSON-RPC body: 415 for a body in a content coding (MCP messages travel
+   * uncompressed; read as JSON, gzip bytes would be a parse error and a mislabelled body a guess),
+   * 413 over `maxBodyBytes`, 400 -32700 when it is not JSON.
+   */
   async #parse(request: Request): Promise<{ body?: unknown; error?: Response }> {
+    const coding = contentCoding(request.headers.get('content-encoding'));
+    if (coding !== undefined) {
+      const error = jsonError(
+        415,
+        -32000,
+        `Unsupported Media Type: Content-Encoding ${JSON.stringify(coding)}: send MCP messages uncompressed`,
+      );
+      error.headers.set('Accept-Encoding', 'identity');
+      return { error };
+    }
     let text: string | typeof TOO_LARGE;
     try {
       text = await readBody(request, this.#options.maxBodyBytes ?? DEFAULT_MAX_BODY);
