@@ -422,6 +422,35 @@ describe('callgate.yaml errors, generated', () => {
   });
 });
 
+describe('tools: in callgate.yaml or a tools file', () => {
+  it('refuses an input schema the gate cannot compile at its line, naming the field', async () => {
+    const dir = await folder();
+    const file = join(dir, 'callgate.yaml');
+    const cases: [string, RegExp][] = [
+      [
+        'tools: [{name: a, inputSchema: {type: objectt}}]\n',
+        /callgate\.yaml:1:32: tools\[0\]\.inputSchema: its input schema does not compile: schema is invalid: /,
+      ],
+      [
+        'tools:\n  - name: a\n    inputSchema:\n      type: object\n      properties:\n        x: { type: string, pattern: "(a)\\\\1" }\n',
+        /callgate\.yaml:6:37: tools\[0\]\.inputSchema\.properties\.x\.pattern: the pattern "\(a\)\\\\1" is not supported/,
+      ],
+    ];
+    for (const [text, says] of cases) {
+      await writeFile(file, text);
+      const error = await readServerConfig(file).catch((caught: Error) => caught);
+      expect(error).toMatchObject({ kind: 'request-invalid' });
+      expect((error as Error).message).toMatch(says);
+    }
+    await writeFile(join(dir, 'tools.yaml'), '- name: a\n  inputSchema: {type: objectt}\n');
+    await writeFile(file, 'tools: tools.yaml\n');
+    const fromFile = await readServerConfig(file).catch((caught: Error) => caught);
+    expect((fromFile as Error).message).toMatch(
+      /tools\.yaml:2:16: \[0\]\.inputSchema: its input schema does not compile/,
+    );
+  });
+});
+
 describe('witnesses: in callgate.yaml', () => {
   const key = 'witness.test/w1+e6754a64+BLDvac9mmAMfo6UM3ZhuGEswRR4MUnSlB9TyBI0y+MK1';
   it('names the line and field of a witness key that is no key, a witness listed twice, a quorum no servers meet', async () => {

@@ -4,6 +4,7 @@ import {
   compilePolicy,
   loadPolicy,
   type Policy,
+  ToolRegistry,
   type ToolSpec,
   type WholeNumberBounds,
   wholeNumberProblem,
@@ -200,6 +201,36 @@ function holdWrittenNumbers(source: YamlText, file: string): void {
 }
 
 /**
+ * Compiles each tool's input schema as the gate will (JSON Schema 2020-12 with Ajv, its patterns
+ * on RE2), so a schema that cannot be used is refused at its line, not when the server starts.
+ * @param within where the list sits in `file` (`['tools']` in callgate.yaml, `[]` in a tools file).
+ * @throws CallgateError `request-invalid` in the format of {@link located}, naming the tool's field.
+ */
+function compileTools(
+  tools: ToolSpec[],
+  source: YamlText,
+  file: string,
+  within: (string | number)[],
+): ToolSpec[] {
+  const registry = new ToolRegistry();
+  for (const [index, spec] of tools.entries()) {
+    try {
+      registry.compile(spec);
+    } catch (error) {
+      if (!isCallgateError(error)) throw error;
+      const inner = typeof error.details.path === 'string' ? error.details.path.split(/[./]/) : ['inputSchema'];
+      const path = [...within, index, ...inner.map((step) => (/^\d+$/.test(step) ? Number(step) : step))];
+      const problem = error.message.replace(/^tool [^:]*: (?:inputSchema [^:]*: )?/, '');
+      throw new CallgateError(
+        'request-invalid',
+        ...located(file, formatPath(path), problem, source.positionOf(path)),
+      );
+    }
+  }
+  return tools;
+}
+
+/**
  * Holds `witnesses:` to what the witnessing will take, with each problem's line and column: every
  * `key` a witness key (C2SP tlog-cosignature vkey), no witness listed twice (a quorum counts
  * distinct witnesses), and a `quorum` the servers can meet.
@@ -369,9 +400,14 @@ export async function readServerConfig(
   if (typeof parsed.tools === 'string') {
     const toolsPath = resolve(base, parsed.tools);
     const tools = await readYamlFile(toolsPath);
-    config.tools = validateYaml(z.array(toolSpecSchema.strict()), tools, tools.value, toolsPath);
+    config.tools = compileTools(
+      validateYaml(z.array(toolSpecSchema.strict()), tools, tools.value, toolsPath),
+      tools,
+      toolsPath,
+      [],
+    );
   } else if (parsed.tools) {
-    config.tools = parsed.tools;
+    config.tools = compileTools(parsed.tools, source, file, ['tools']);
   }
   if (parsed.data) config.data = resolve(base, parsed.data);
   if (typeof parsed.store === 'string') config.store = parsed.store;
