@@ -218,7 +218,8 @@ function compileTools(
       registry.compile(spec);
     } catch (error) {
       if (!isCallgateError(error)) throw error;
-      const inner = typeof error.details.path === 'string' ? error.details.path.split(/[./]/) : ['inputSchema'];
+      const inner =
+        typeof error.details.path === 'string' ? error.details.path.split(/[./]/) : ['inputSchema'];
       const path = [...within, index, ...inner.map((step) => (/^\d+$/.test(step) ? Number(step) : step))];
       const problem = error.message.replace(/^tool [^:]*: (?:inputSchema [^:]*: )?/, '');
       throw new CallgateError(
