@@ -17,6 +17,7 @@ const program = buildProgram(
   (code) => {
     process.exitCode = code;
   },
+  (line) => process.stderr.write(`${line}\n`),
 );
 try {
   await program.parseAsync(process.argv);

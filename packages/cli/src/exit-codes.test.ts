@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { createApp, startServer } from '@callgate/server';
 import { acquireWriterLock, openDataDir } from '@callgate/store-sqlite';
 import { memoryEngine, POLICY } from '@callgate/testing/server';
+import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildProgram } from './program.js';
 import { callgate } from './test-support.js';
 
 const RUN = '019a0c4e-7d2b-7c3a-9f10-2b6f0e8d4a51';
@@ -83,7 +85,30 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+/** Every command of the program, groups included, by its words (`['witness', 'key']`). */
+function commandPaths(command: Command, path: string[] = []): string[][] {
+  return command.commands.flatMap((sub) => [
+    [...path, sub.name()],
+    ...commandPaths(sub, [...path, sub.name()]),
+  ]);
+}
+
 describe('the exit-code rule', () => {
+  it('every command’s help says it: an Exit codes section', async () => {
+    const paths = commandPaths(
+      buildProgram(
+        () => {},
+        () => {},
+      ),
+    );
+    expect(paths).toContainEqual(['witness', 'key']);
+    for (const path of [[], ...paths]) {
+      const { code, text } = await run([...path, '--help']);
+      expect({ path, code }).toEqual({ path, code: 0 });
+      expect(text, `callgate ${path.join(' ')} --help`).toContain('Exit codes:');
+    }
+  });
+
   it('an unknown option: 2, naming it', async () => {
     for (const command of ALL_COMMANDS) {
       const { code, text } = await run([...command, '--no-such-option']);

@@ -263,10 +263,26 @@ describe('every option that reads a value', () => {
           expect(stderr).toContain(
             `option '${option.flags}' argument '${blank}' is invalid. expected a value, not an empty one`,
           );
+          // Leaving out an option the command requires is no way out: the message says it is required.
+          expect(stderr).toContain(
+            option.mandatory ? 'the option is required' : 'leave the option out instead',
+          );
         },
       ),
       { numRuns: 200 },
     );
+  });
+
+  it('says of an empty value for a required option that it is required, not to leave it out', async () => {
+    const required = found.filter(({ option }) => option.mandatory);
+    expect(required.length).toBeGreaterThan(3);
+    for (const { path, option } of required) {
+      const { stderr } = await parse([...path, `${option.long}=`]);
+      expect(stderr, `${path.join(' ')} ${option.long}`).toContain(
+        `option '${option.flags}' argument '' is invalid. expected a value, not an empty one (an unset shell variable gives one): the option is required`,
+      );
+      expect(stderr).not.toContain('leave the option out');
+    }
   });
 
   it('refuses an empty value from an option’s environment variable too', async () => {

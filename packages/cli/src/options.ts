@@ -174,7 +174,8 @@ export const apiKey: ValueParser<string> = tagged('api-key', (value) => {
  * value, on the command line or from its environment variable (`--public-key ''`, `--key "$KEY"`
  * with KEY unset): a usage error (exit 2) naming the option, as `error: option '--public-key
  * <key>' argument '' is invalid. expected a value, …`, before the option's own parser runs. An
- * empty value never means "none": leave the option out instead. Call it once the command's
+ * empty value never means "none": the message says to leave the option out instead, or, for an
+ * option the command requires, that it is required. Call it once the command's
  * options are all declared; the options keep their parsers (and the parsers' `kind`).
  */
 export function refuseEmptyValues(command: Command): Command {
@@ -184,7 +185,7 @@ export function refuseEmptyValues(command: Command): Command {
     const checked = (value: string, previous: unknown) => {
       if (value.trim() === '')
         throw new InvalidArgumentError(
-          'expected a value, not an empty one (an unset shell variable gives one): leave the option out instead',
+          `expected a value, not an empty one (an unset shell variable gives one): ${option.mandatory ? 'the option is required' : 'leave the option out instead'}`,
         );
       if (parse !== undefined) return parse(value, previous);
       // Commander's own reading of a value without a parser: the value, or added to the others.

@@ -13,9 +13,14 @@ import { CLI_VERSION } from './version.js';
 
 /**
  * The `callgate` command. `setExitCode` receives each command's exit code; `print` writes a line
- * to standard output.
+ * of a command's result (standard output); `warn` a line of an error, a refusal or a warning
+ * (standard error, by default), so that `callgate verify … > report` never hides why it failed.
  */
-export function buildProgram(print: (line: string) => void, setExitCode: (code: number) => void): Command {
+export function buildProgram(
+  print: (line: string) => void,
+  setExitCode: (code: number) => void,
+  warn: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Command {
   const program = new Command('callgate')
     .description(
       'callgate: decide every tool call an agent makes, bind approvals to the exact call, prove it afterwards.',
@@ -73,7 +78,7 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
           url: options.url,
           key: options.key,
           print,
-          warn: (line) => process.stderr.write(`${line}\n`),
+          warn,
         }),
       ),
     );
@@ -104,7 +109,9 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .option('--json', 'print the report as JSON')
     .addHelpText('after', EXIT_CODES)
     .action(async (file, options) =>
-      setExitCode(await (await import('./commands/verify.js')).runVerify(file, { ...options, out: print })),
+      setExitCode(
+        await (await import('./commands/verify.js')).runVerify(file, { ...options, out: print, err: warn }),
+      ),
     );
   refuseTogether(verify, {
     needs: [['--quorum', '--witness', 'it counts the cosignatures of the --witness keys given']],
@@ -132,10 +139,12 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
     .addOption(dataOption())
     .addHelpText('after', EXIT_CODES)
     .action(async (id, options) =>
-      setExitCode(await (await import('./commands/ledger.js')).runRunsShow(resolve(options.data), id, print)),
+      setExitCode(
+        await (await import('./commands/ledger.js')).runRunsShow(resolve(options.data), id, print, warn),
+      ),
     );
 
-  const commandContext = { print, setExitCode, exitCodes: EXIT_CODES };
+  const commandContext = { print, warn, setExitCode, exitCodes: EXIT_CODES };
   registerServeCommand(program, commandContext);
   registerMcpCommand(program, commandContext);
   registerKeysCommands(program, commandContext);
@@ -145,7 +154,8 @@ export function buildProgram(print: (line: string) => void, setExitCode: (code: 
   registerWitnessCommands(program, commandContext);
 
   for (const group of program.commands) {
-    if (['keys', 'approvals', 'log-key'].includes(group.name())) group.addHelpText('after', EXIT_CODES);
+    if (['keys', 'approvals', 'log-key', 'witness'].includes(group.name()))
+      group.addHelpText('after', EXIT_CODES);
   }
   // One rule for every option that takes a value: an empty one is bad usage, never "none".
   return refuseEmptyValues(program);

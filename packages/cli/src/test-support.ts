@@ -4,14 +4,32 @@ import { CommanderError } from 'commander';
 import { exitCodeOfThrown } from './exit-codes.js';
 import { buildProgram } from './program.js';
 
-/** Runs `callgate ARGS` in-process: the exit code (as bin.ts sets it) and every line written. */
-export async function callgate(args: string[]): Promise<{ code: number; lines: string[] }> {
+/**
+ * Runs `callgate ARGS` in-process: the exit code (as bin.ts sets it), every line written (results
+ * and errors, in order), and the lines of each channel alone: `output` the results (standard output
+ * in bin.ts), `errors` the errors, refusals and warnings (standard error).
+ */
+export async function callgate(args: string[]): Promise<{
+  code: number;
+  lines: string[];
+  output: string[];
+  errors: string[];
+}> {
   const lines: string[] = [];
+  const output: string[] = [];
+  const errors: string[] = [];
   let code = 0;
   const program = buildProgram(
-    (line) => lines.push(line),
+    (line) => {
+      lines.push(line);
+      output.push(line);
+    },
     (value) => {
       code = value;
+    },
+    (line) => {
+      lines.push(line);
+      errors.push(line);
     },
   );
   const capture = (command: typeof program) => {
@@ -26,5 +44,5 @@ export async function callgate(args: string[]): Promise<{ code: number; lines: s
     if (!(error instanceof CommanderError)) lines.push(`callgate: ${(error as Error).message}`);
     code = exitCodeOfThrown(error);
   }
-  return { code, lines };
+  return { code, lines, output, errors };
 }

@@ -28,6 +28,7 @@ describe('@callgate/server public API', () => {
         'methodNotAllowedResponse',
         'readPolicyFile',
         'readServerConfig',
+        'revokeApiKey',
         'requestTimeoutOptions',
         'sessionIdHash',
         'startServer',

@@ -20,7 +20,7 @@ export type { ApiKeyRole } from './http/schemas.js';
 export { API_KEY_ROLES } from './http/schemas.js';
 export { drainBeforeClose, UNREAD_BODY_DRAIN_LIMIT } from './http/unread-body.js';
 export type { CreatedApiKey } from './keys.js';
-export { API_KEY_PATTERN, apiKeyHash, createApiKey } from './keys.js';
+export { API_KEY_PATTERN, apiKeyHash, createApiKey, revokeApiKey } from './keys.js';
 export type { PolicyReload, PolicySourceReader } from './policy-reload.js';
 export type { RunningServer, StartServerOptions } from './start.js';
 export { startServer } from './start.js';

@@ -63,6 +63,30 @@ export async function createApiKey(
 }
 
 /**
+ * Revokes the live key `name`, unless it is the last live admin key: that would leave no one able
+ * to manage keys through the API. The one rule `DELETE /v1/keys/{name}` and `callgate keys revoke`
+ * both follow.
+ *
+ * @param name the key's name.
+ * @param now epoch ms of the revocation.
+ * @throws CallgateError `not-found` when no live key has that name, `conflict` when it is the
+ *   last live admin key.
+ */
+export async function revokeApiKey(store: Store, name: string, now: number): Promise<void> {
+  const live = (await store.listApiKeys()).filter((row) => row.revoked_at === undefined);
+  const target = live.find((row) => row.name === name);
+  if (!target) throw new CallgateError('not-found', `no live API key named ${name}`);
+  if (target.role === 'admin' && live.filter((row) => row.role === 'admin').length <= 1) {
+    throw new CallgateError(
+      'conflict',
+      'the last admin key cannot be revoked; create another admin key first',
+    );
+  }
+  if (!(await store.revokeApiKey(name, now)))
+    throw new CallgateError('not-found', `no live API key named ${name}`);
+}
+
+/**
  * The live key whose text is `key`, or undefined. The key is hashed and looked up by hash; the
  * stored hash is then compared in constant time, so timing reveals nothing about the key.
  */

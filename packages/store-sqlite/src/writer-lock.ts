@@ -1,7 +1,7 @@
 // One writer per data folder. The ledger assigns sequence numbers in memory, so two processes
 // appending to one log would interleave and break it; the lock file makes the second one refuse
 // to start with a message that names the first.
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CallgateError } from '@callgate/core';
@@ -15,18 +15,43 @@ export interface WriterLock {
   release(): void;
 }
 
+/**
+ * The state letter of a process from the text of Linux `/proc/PID/stat` (proc(5): `pid (comm)
+ * state ...`; `comm` may itself hold spaces and parentheses, so the state follows the last `)`),
+ * or undefined when the text is not of that form.
+ */
+export function processStateOf(stat: string): string | undefined {
+  const end = stat.lastIndexOf(')');
+  if (end < 0) return undefined;
+  return /^ (\S)/.exec(stat.slice(end + 1))?.[1];
+}
+
+/**
+ * Whether `pid` names a running process. `kill(pid, 0)` succeeds on a zombie too (a process killed
+ * but not yet reaped by its parent, as after `kill -9` of a server whose parent waits later), so on
+ * Linux a process in state Z (zombie) or X (dead) in `/proc/PID/stat` counts as gone.
+ */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    // No /proc (not Linux), or the process ended since: kill() said it was there, so keep it.
+    return process.platform !== 'linux' || existsSync(`/proc/${pid}`);
+  }
+  const state = processStateOf(stat);
+  return state !== 'Z' && state !== 'X';
 }
 
 /**
  * Takes the writer lock of `dataDir` (`<dataDir>/writer.lock`, holding the owner's pid, host and
- * start time). A lock left by a process that no longer runs on this host is taken over.
+ * start time). A lock left by a process that no longer runs on this host (exited, or killed and not
+ * yet reaped: a zombie) is taken over.
  *
  * @throws CallgateError `conflict` when another live process holds it, naming that process.
  */

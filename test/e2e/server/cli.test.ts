@@ -59,7 +59,7 @@ describe('callgate approvals and keys against a running server', () => {
       server.keys.bot ?? '',
     ]);
     expect(byAgent.code).toBe(1);
-    expect(byAgent.stdout).toContain('forbidden');
+    expect(byAgent.stderr).toContain('forbidden');
     expect((await agent.getApproval(first ?? '')).approval.status).toBe('pending');
 
     const approved = await runCallgate(
@@ -75,7 +75,7 @@ describe('callgate approvals and keys against a running server', () => {
     expect(denied.stdout).toContain('denied by dana');
     const twice = await runCallgate(['approvals', 'deny', first ?? ''], reviewerEnv);
     expect(twice.code).toBe(1);
-    expect(twice.stdout).toContain('conflict');
+    expect(twice.stderr).toContain('conflict');
 
     const state = await agent.getApproval(first ?? '');
     expect(state.approval).toMatchObject({ status: 'approved', reviewer: 'dana', response_reason: 'fine' });

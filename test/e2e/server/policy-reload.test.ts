@@ -52,7 +52,8 @@ describe('policy reload on a running server', () => {
     const refused = await runCallgate(['policy', 'reload', '--file', badFile], env);
     // A policy that does not load is bad input, as for `callgate policy test`: exit 2.
     expect(refused.code).toBe(2);
-    expect(refused.stdout).toMatch(/policy-invalid: bad\.yaml:4:\d+: rule "broken"/);
+    expect(refused.stderr).toMatch(/policy-invalid: bad\.yaml:4:\d+: rule "broken"/);
+    expect(refused.stdout).toBe('');
     const goodFile = join(server.dir, 'good.yaml');
     await writeFile(goodFile, POLICY_YAML);
     const reloaded = await runCallgate(['policy', 'reload', '--file', goodFile], env);
@@ -64,6 +65,6 @@ describe('policy reload on a running server', () => {
       CALLGATE_API_KEY: server.keys.bot ?? '',
     });
     expect(byAgent.code).toBe(1);
-    expect(byAgent.stdout).toContain('forbidden');
+    expect(byAgent.stderr).toContain('forbidden');
   }, 60_000);
 });

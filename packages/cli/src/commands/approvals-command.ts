@@ -10,7 +10,7 @@ type Print = (line: string) => void;
 /** Registers `callgate approvals list|show|approve|deny` on the program. */
 export function registerApprovalsCommands(
   program: Command,
-  context: { print: Print; setExitCode: (code: number) => void; exitCodes: string },
+  context: { print: Print; warn: Print; setExitCode: (code: number) => void; exitCodes: string },
 ): void {
   const serverOptions = (command: Command) =>
     command
@@ -47,6 +47,7 @@ export function registerApprovalsCommands(
       await (await import('./approvals.js')).runApprovalsList(access(options), {
         ...options,
         print: context.print,
+        warn: context.warn,
       }),
     ),
   );
@@ -61,6 +62,7 @@ export function registerApprovalsCommands(
       await (await import('./approvals.js')).runApprovalsShow(access(options), id, {
         json: options.json,
         print: context.print,
+        warn: context.warn,
       }),
     ),
   );
@@ -77,6 +79,7 @@ export function registerApprovalsCommands(
           approve: verb === 'approve',
           reason: options.reason,
           print: context.print,
+          warn: context.warn,
         }),
       ),
     );

@@ -39,12 +39,12 @@ function describe(approval: Approval, print: Print): void {
   }
 }
 
-async function guarded(name: string, print: Print, action: () => Promise<number>): Promise<number> {
+async function guarded(name: string, warn: Print, action: () => Promise<number>): Promise<number> {
   try {
     return await action();
   } catch (error) {
     if (!isCallgateError(error)) throw error;
-    print(refusalLine(`approvals ${name}`, error));
+    warn(refusalLine(`approvals ${name}`, error));
     return exitCodeOfKind(error.kind);
   }
 }
@@ -52,9 +52,9 @@ async function guarded(name: string, print: Print, action: () => Promise<number>
 /** `callgate approvals list [--status S] [--run ID] [--json]`: approvals oldest first. */
 export function runApprovalsList(
   access: ServerAccess,
-  options: { status?: string; run?: string; json?: boolean; print: Print },
+  options: { status?: string; run?: string; json?: boolean; print: Print; warn: Print },
 ): Promise<number> {
-  return guarded('list', options.print, async () => {
+  return guarded('list', options.warn, async () => {
     const approvals = await client(access).listApprovals({
       ...(options.status ? { status: options.status as Approval['status'] } : {}),
       ...(options.run ? { run_id: options.run } : {}),
@@ -82,9 +82,9 @@ export function runApprovalsList(
 export function runApprovalsShow(
   access: ServerAccess,
   id: string,
-  options: { json?: boolean; print: Print },
+  options: { json?: boolean; print: Print; warn: Print },
 ): Promise<number> {
-  return guarded('show', options.print, async () => {
+  return guarded('show', options.warn, async () => {
     const { approval } = await client(access).getApproval(id);
     if (options.json) options.print(JSON.stringify(approval, null, 2));
     else describe(approval, options.print);
@@ -96,9 +96,9 @@ export function runApprovalsShow(
 export function runApprovalsAnswer(
   access: ServerAccess,
   id: string,
-  options: { approve: boolean; reason?: string; print: Print },
+  options: { approve: boolean; reason?: string; print: Print; warn: Print },
 ): Promise<number> {
-  return guarded(options.approve ? 'approve' : 'deny', options.print, async () => {
+  return guarded(options.approve ? 'approve' : 'deny', options.warn, async () => {
     const api = client(access);
     const reason = options.reason ? { reason: options.reason } : {};
     const approval = options.approve ? await api.approve(id, reason) : await api.deny(id, reason);

@@ -15,7 +15,7 @@ const DATA_OR_STORE = {
 /** Registers `callgate keys create|list|revoke` on the program. */
 export function registerKeysCommands(
   program: Command,
-  context: { print: Print; setExitCode: (code: number) => void; exitCodes: string },
+  context: { print: Print; warn: Print; setExitCode: (code: number) => void; exitCodes: string },
 ): void {
   const dataOption = () =>
     new Option('--data <dir>', 'data folder (SQLite database and log key)')
@@ -55,6 +55,7 @@ export function registerKeysCommands(
           role: options.role,
           name: options.name,
           print: context.print,
+          warn: context.warn,
         }),
       ),
     );
@@ -78,7 +79,10 @@ export function registerKeysCommands(
     .addHelpText('after', context.exitCodes)
     .action(async (name, options) =>
       context.setExitCode(
-        await (await import('./keys.js')).runKeysRevoke(where(options), name, { print: context.print }),
+        await (await import('./keys.js')).runKeysRevoke(where(options), name, {
+          print: context.print,
+          warn: context.warn,
+        }),
       ),
     );
   for (const command of keys.commands) refuseTogether(command, DATA_OR_STORE);

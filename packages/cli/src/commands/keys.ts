@@ -1,5 +1,5 @@
 import { isCallgateError, type Store } from '@callgate/core';
-import { type ApiKeyRole, createApiKey } from '@callgate/server';
+import { type ApiKeyRole, createApiKey, revokeApiKey } from '@callgate/server';
 import { PostgresStore } from '@callgate/store-postgres';
 import { openDataDir } from '@callgate/store-sqlite';
 import { exitCodeOfKind } from '../exit-codes.js';
@@ -34,7 +34,7 @@ async function withStore<T>(
  */
 export async function runKeysCreate(
   dataDir: string,
-  options: { role: ApiKeyRole; name?: string; print: Print },
+  options: { role: ApiKeyRole; name?: string; print: Print; warn: Print },
 ): Promise<number> {
   return withStore(
     dataDir,
@@ -53,7 +53,7 @@ export async function runKeysCreate(
         return 0;
       } catch (error) {
         if (!isCallgateError(error)) throw error;
-        options.print(`callgate keys create: ${error.message}`);
+        options.warn(`callgate keys create: ${error.message}`);
         return exitCodeOfKind(error.kind);
       }
     },
@@ -77,16 +77,23 @@ export async function runKeysList(dataDir: string, options: { print: Print }): P
   });
 }
 
-/** `callgate keys revoke NAME`: the key stops working at once (its sessions end too). */
+/**
+ * `callgate keys revoke NAME`: the key stops working at once (its sessions end too). The last live
+ * admin key is kept, as `DELETE /v1/keys/NAME` keeps it (`revokeApiKey`).
+ * @returns 0 when revoked; 1 when no live key has that name or it is the last admin key.
+ */
 export async function runKeysRevoke(
   dataDir: string,
   name: string,
-  options: { print: Print },
+  options: { print: Print; warn: Print },
 ): Promise<number> {
   return withStore(dataDir, async (store) => {
-    if (!(await store.revokeApiKey(name, Date.now()))) {
-      options.print(`callgate keys revoke: no live key named ${name}`);
-      return 1;
+    try {
+      await revokeApiKey(store, name, Date.now());
+    } catch (error) {
+      if (!isCallgateError(error)) throw error;
+      options.warn(`callgate keys revoke: ${error.message}`);
+      return exitCodeOfKind(error.kind);
     }
     options.print(`revoked ${name}`);
     return 0;

@@ -148,13 +148,14 @@ export async function runRunsShow(
   dataDir: string,
   runId: string,
   print: (text: string) => void,
+  warn: (text: string) => void,
 ): Promise<number> {
   requireDataDir(dataDir);
   const { store } = openDataDir(dataDir);
   try {
     const run = await store.getRun(runId);
     if (!run) {
-      print(`callgate runs show: no run ${runId} in ${dataDir}`);
+      warn(`callgate runs show: no run ${runId} in ${dataDir}`);
       return 1;
     }
     const rows = timelineOf(await store.readRunRecords(runId));

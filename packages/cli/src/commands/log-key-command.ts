@@ -8,6 +8,7 @@ export function registerLogKeyCommands(
   program: Command,
   context: {
     print: (line: string) => void;
+    warn: (line: string) => void;
     setExitCode: (code: number) => void;
     exitCodes: string;
     dataOption: () => Option;
@@ -23,8 +24,10 @@ export function registerLogKeyCommands(
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
       context.setExitCode(
-        await (await import('./log-key.js')).runLogKeyShow(resolve(options.data), context.print, (line) =>
-          process.stderr.write(`${line}\n`),
+        await (await import('./log-key.js')).runLogKeyShow(
+          resolve(options.data),
+          context.print,
+          context.warn,
         ),
       ),
     );

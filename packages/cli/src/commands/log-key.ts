@@ -11,7 +11,7 @@ import { requireDataDir } from './data-folder.js';
  * Prints the verifier key (C2SP note key `name+id+key`) to give `callgate verify --public-key` for
  * the data folder's log: its key, or after `callgate log-key rotate` the key it had before its
  * first rotation (bundles carry the rotation statements, and the verifier follows them from the
- * pinned key), then `note`s the current key. Reads only: it works beside a running server.
+ * pinned key), then `warn`s of the current key (standard error; so do its refusals). Reads only: it works beside a running server.
  *
  * @returns 0, or 1 when the folder holds no log yet (nothing was ever served or recorded there).
  * @throws CallgateError `request-invalid` when `dataDir` holds no callgate data (exit code 2).
@@ -19,11 +19,11 @@ import { requireDataDir } from './data-folder.js';
 export async function runLogKeyShow(
   dataDir: string,
   print: (line: string) => void,
-  note: (line: string) => void = () => {},
+  warn: (line: string) => void,
 ): Promise<number> {
   requireDataDir(dataDir);
   if (!existsSync(join(dataDir, 'log-key.json'))) {
-    print(
+    warn(
       `callgate log-key show: no log in ${dataDir} yet (callgate serve or callgate demo makes one); pass --data DIR or set CALLGATE_DATA`,
     );
     return 1;
@@ -32,9 +32,7 @@ export async function runLogKeyShow(
   try {
     const origin = await store.getMeta('ledger:origin');
     if (!origin) {
-      print(
-        `callgate log-key show: the log in ${dataDir} has not been opened yet: start callgate serve once`,
-      );
+      warn(`callgate log-key show: the log in ${dataDir} has not been opened yet: start callgate serve once`);
       return 1;
     }
     const current = logSignerFromPrivateKey(origin, logKey.privateKey).verifierKey;
@@ -44,7 +42,7 @@ export async function runLogKeyShow(
     const pin = keyToPin(current, statements);
     print(pin);
     if (pin !== current)
-      note(
+      warn(
         `callgate log-key show: the log was rotated ${statements.length === 1 ? 'once' : `${statements.length} times`} and now signs with ${current}; its bundles carry the rotations, which a verifier pinning the key above follows`,
       );
     return 0;

@@ -15,14 +15,16 @@ export async function runPolicyReload(options: {
   url: string;
   key?: string;
   print: (line: string) => void;
+  /** Where a refusal or an error goes (standard error). */
+  warn: (line: string) => void;
 }): Promise<number> {
-  const { print } = options;
+  const { print, warn } = options;
   let text: string | undefined;
   if (options.file) {
     try {
       text = await readFile(options.file, 'utf8');
     } catch (error) {
-      print(`callgate policy reload: cannot read ${options.file}: ${(error as Error).message}`);
+      warn(`callgate policy reload: cannot read ${options.file}: ${(error as Error).message}`);
       return 2;
     }
   }
@@ -39,7 +41,7 @@ export async function runPolicyReload(options: {
     return 0;
   } catch (error) {
     if (!isCallgateError(error)) throw error;
-    print(refusalLine('policy reload', error));
+    warn(refusalLine('policy reload', error));
     return exitCodeOfKind(error.kind);
   }
 }

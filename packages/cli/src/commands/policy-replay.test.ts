@@ -93,7 +93,7 @@ rules:
       join(dir, 'run.bundle.json'),
       '--json',
     ]);
-    const report = JSON.parse(json.lines.join('\n'));
+    const report = JSON.parse(json.output.join('\n'));
     expect(report.counts).toMatchObject({ same: 2, stricter: 1 });
     expect(report.calls[1]).toMatchObject({ call_id: 'i1', change: 'stricter', run_id: runId });
     const committed = await callgate([
@@ -105,7 +105,9 @@ rules:
       join(dir, 'committed.bundle.json'),
       '--json',
     ]);
-    const blind = JSON.parse(committed.lines.join('\n'));
+    const blind = JSON.parse(committed.output.join('\n'));
+    // The unpinned key is said on the error channel, beside the JSON, not in it.
+    expect(committed.errors.join('\n')).toMatch(/not a pinned one; pass --public-key/);
     expect(blind.counts['not-replayable']).toBe(3);
     expect(blind.calls.every((call: { replayed?: unknown }) => call.replayed === undefined)).toBe(true);
   });

@@ -41,8 +41,8 @@ export interface PolicyReplayOptions {
   /** Exit 1 when any call's change is one of these. */
   failOn?: ReplayChange[];
   print: (line: string) => void;
-  /** Where warnings go (not standard output, which may be JSON); default standard error. */
-  warn?: (line: string) => void;
+  /** Where errors and warnings go (standard error: standard output may be JSON). */
+  warn: (line: string) => void;
 }
 
 const LABELS: Record<ReplayChange, string> = {
@@ -221,7 +221,7 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
       ? await fromBundle(options.bundle, options.publicKey)
       : await fromDataDir(options.data, options);
     if (options.bundle && options.publicKey === undefined)
-      (options.warn ?? ((line: string) => process.stderr.write(`${line}\n`)))(
+      options.warn(
         `callgate policy replay: warning: ${options.bundle} was verified against the public key it carries, not a pinned one; pass --public-key to pin the log's key`,
       );
     const records = selectRuns(source.records, options);
@@ -230,7 +230,7 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
     if (missing.length > 0) {
       // `runs list` reads a data folder, not a bundle: for a bundle, name the runs it holds.
       const held = options.bundle ? heldRuns(source.records) : '(callgate runs list shows the runs there)';
-      print(
+      options.warn(
         `callgate policy replay: no run ${missing.join(', ')} in ${options.bundle ?? options.data} ${held}`,
       );
       return 1;
@@ -241,7 +241,7 @@ export async function runPolicyReplay(options: PolicyReplayOptions): Promise<num
     });
   } catch (error) {
     const message = isCallgateError(error) ? error.message : (error as Error).message;
-    print(`callgate policy replay: ${message}`);
+    options.warn(`callgate policy replay: ${message}`);
     return 2;
   }
   if (options.json) print(JSON.stringify(report, null, 2));

@@ -81,7 +81,11 @@ describe('callgate policy test reads a case as the gate reads the call', () => {
         const file = join(dir, 'cases.yaml');
         await writeFile(file, `policy: policy.yaml\ncases:\n${cases}`);
         const lines: string[] = [];
-        const code = await runPolicyTest(file, { json: true, print: (line) => lines.push(line) });
+        const code = await runPolicyTest(file, {
+          json: true,
+          print: (line) => lines.push(line),
+          warn: (line) => lines.push(line),
+        });
         expect(code).not.toBe(2);
         const report = JSON.parse(lines.join('\n')) as {
           cases: Array<{ effect: string; refused?: { kind: string } }>;
@@ -107,7 +111,9 @@ describe('callgate policy test reads a case as the gate reads the call', () => {
       'policy: policy.yaml\ncases:\n  - name: precise\n    tool: send_invoice\n    arguments: { to: a@example.com, amount: 1000.00000000000001 }\n    expect: { effect: ask }\n',
     );
     const lines: string[] = [];
-    expect(await runPolicyTest(file, { print: (line) => lines.push(line) })).toBe(1);
+    expect(
+      await runPolicyTest(file, { print: (line) => lines.push(line), warn: (line) => lines.push(line) }),
+    ).toBe(1);
     const text = lines.join('\n');
     expect(text).toContain('got deny: the gate refuses the call (tool-args-invalid');
     expect(text).toContain(
@@ -125,7 +131,10 @@ describe('callgate policy test reads a case as the gate reads the call', () => {
       `policy: policy.yaml\ncases:\n${spelled('plus', '+5', 'allow')}${spelled('dot', '.5', 'allow')}${spelled('hex', '0x7D0', 'ask')}${spelled('octal', '0o17', 'allow')}`,
     );
     const lines: string[] = [];
-    const code = await runPolicyTest(file, { print: (line) => lines.push(line) });
+    const code = await runPolicyTest(file, {
+      print: (line) => lines.push(line),
+      warn: (line) => lines.push(line),
+    });
     expect(lines.join('\n')).toContain('4 passed, 0 failed');
     expect(code).toBe(0);
   });

@@ -338,9 +338,15 @@ function judge(testCase: PolicyCase, decision: CaseVerdict): CaseResult {
  */
 export async function runPolicyTest(
   file: string,
-  options: { policy?: string; json?: boolean; print: (line: string) => void },
+  options: {
+    policy?: string;
+    json?: boolean;
+    print: (line: string) => void;
+    /** Where an error goes (standard error): a cases file or policy that cannot be read. */
+    warn: (line: string) => void;
+  },
 ): Promise<number> {
-  const { print } = options;
+  const { print, warn } = options;
   let parsed: ReturnType<typeof parseCases>;
   let policy: Policy;
   try {
@@ -361,7 +367,7 @@ export async function runPolicyTest(
     policy = loadPolicy(policyText, { source: policyPath });
   } catch (error) {
     if (error instanceof CasesInvalid || isCallgateError(error)) {
-      print(`callgate policy test: ${(error as Error).message}`);
+      warn(`callgate policy test: ${(error as Error).message}`);
       return 2;
     }
     throw error;

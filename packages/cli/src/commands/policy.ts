@@ -34,9 +34,14 @@ function parseChanges(value: string): ReplayChange[] {
 /** Registers `callgate policy test` and `callgate policy replay`. */
 export function registerPolicyCommands(
   program: Command,
-  context: { print: (line: string) => void; setExitCode: (code: number) => void; exitCodes: string },
+  context: {
+    print: (line: string) => void;
+    warn: (line: string) => void;
+    setExitCode: (code: number) => void;
+    exitCodes: string;
+  },
 ): void {
-  const { print, setExitCode } = context;
+  const { print, warn, setExitCode } = context;
   const policy = program.command('policy').description('test a policy, and replay a new one over past calls');
   policy
     .command('test')
@@ -48,7 +53,7 @@ export function registerPolicyCommands(
     .option('--json', 'print the results as JSON')
     .addHelpText('after', context.exitCodes)
     .action(async (cases, options) =>
-      setExitCode(await (await import('./policy-test.js')).runPolicyTest(cases, { ...options, print })),
+      setExitCode(await (await import('./policy-test.js')).runPolicyTest(cases, { ...options, print, warn })),
     );
   const replay = policy
     .command('replay')
@@ -89,6 +94,7 @@ export function registerPolicyCommands(
           ...options,
           data: resolve(options.data),
           print,
+          warn,
         }),
       ),
     );
@@ -112,7 +118,7 @@ export function registerPolicyCommands(
     .addOption(new Option('--key <key>', 'an admin API key').env('CALLGATE_API_KEY').argParser(apiKey))
     .addHelpText('after', context.exitCodes)
     .action(async (options) =>
-      setExitCode(await (await import('./policy-reload.js')).runPolicyReload({ ...options, print })),
+      setExitCode(await (await import('./policy-reload.js')).runPolicyReload({ ...options, print, warn })),
     );
   policy.addHelpText('after', context.exitCodes);
 }

@@ -63,7 +63,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     ? await readServerConfig(options.config, process.env)
     : { tools: [], upstreams: [] };
   for (const warning of config.warnings ?? []) options.log(`warning: ${warning}`);
-  const { policy, source: policySource } = await choosePolicy(config, options.policy, print);
+  const { policy, source: policySource } = await choosePolicy(config, options.policy, options.log);
   const defaultProfile = config.defaultProfile ?? DEFAULT_MCP_PROFILE;
   checkProfile(policy, defaultProfile, 'mcp.default_profile');
   const dataDir = resolve(options.data ?? config.data ?? '.callgate');
@@ -173,7 +173,9 @@ export async function runServe(options: ServeOptions): Promise<number> {
     await embedded.close();
     await telemetry?.shutdown();
     if (socket !== undefined && isCallgateError(error)) throw error;
-    print(`callgate serve: cannot listen on ${socket ?? `${host}:${port}`}: ${(error as Error).message}`);
+    options.log(
+      `callgate serve: cannot listen on ${socket ?? `${host}:${port}`}: ${(error as Error).message}`,
+    );
     return 1;
   }
   const witnessLoop = config.witnesses

@@ -24,7 +24,11 @@ async function throughCli(bytes: Uint8Array): Promise<Verdict> {
   const file = join(folder, 'bundle.json');
   await writeFile(file, bytes);
   const out: string[] = [];
-  const code = await runVerify(file, { publicKey, out: (line) => out.push(line) });
+  const code = await runVerify(file, {
+    publicKey,
+    out: (line) => out.push(line),
+    err: (line) => out.push(line),
+  });
   if (code === 2)
     return { verdict: 'refused', reason: (out[0] ?? '').replace(/^.* is not a bundle: it /, '') };
   return { verdict: code === 0 ? 'ok' : 'failed' };

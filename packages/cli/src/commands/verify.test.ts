@@ -24,7 +24,7 @@ async function verifyFile(content: string, name: string): Promise<{ code: number
   const file = join(folder, name);
   await writeFile(file, content);
   const out: string[] = [];
-  const code = await runVerify(file, { out: (line) => out.push(line) });
+  const code = await runVerify(file, { out: (line) => out.push(line), err: (line) => out.push(line) });
   return { code, out };
 }
 
@@ -57,7 +57,12 @@ describe('callgate verify FILE', () => {
       expect(out[0], name).toMatch(/^callgate verify: .* is not a bundle: it is not JSON: /);
     }
     const out: string[] = [];
-    expect(await runVerify(join(folder, 'absent.json'), { out: (line) => out.push(line) })).toBe(2);
+    expect(
+      await runVerify(join(folder, 'absent.json'), {
+        out: (line) => out.push(line),
+        err: (line) => out.push(line),
+      }),
+    ).toBe(2);
     expect(out[0]).toMatch(/absent\.json cannot be read: ENOENT/);
   });
 
@@ -93,7 +98,12 @@ describe('callgate verify FILE', () => {
               witnessSignerFromPrivateKey(`w${index}`, new Uint8Array(32).fill(index + 1)).verifierKey,
           );
           const out: string[] = [];
-          const code = await runVerify(file, { witness: witnesses, quorum, out: (line) => out.push(line) });
+          const code = await runVerify(file, {
+            witness: witnesses,
+            quorum,
+            out: (line) => out.push(line),
+            err: (line) => out.push(line),
+          });
           if (quorum > given) {
             expect(code).toBe(2);
             expect(out.join('\n')).toContain(`--quorum ${quorum} cannot be met by ${given} --witness key`);
@@ -136,14 +146,20 @@ describe('callgate verify FILE', () => {
     );
     // Called as a library, an empty key is no key either.
     const out: string[] = [];
-    expect(await runVerify(file, { publicKey: '', out: (line) => out.push(line) })).toBe(2);
+    expect(
+      await runVerify(file, { publicKey: '', out: (line) => out.push(line), err: (line) => out.push(line) }),
+    ).toBe(2);
     expect(out[0]).toMatch(/--public-key is not a verifier key/);
   });
 
   it('reads standard input for -, by the same rule as a file', async () => {
     const out: string[] = [];
     const read = (bytes: Buffer) =>
-      runVerify('-', { stdin: Readable.from([bytes]), out: (line) => out.push(line) });
+      runVerify('-', {
+        stdin: Readable.from([bytes]),
+        out: (line) => out.push(line),
+        err: (line) => out.push(line),
+      });
     expect(await read(Buffer.from(text))).toBe(0);
     expect(out.at(-1)).toMatch(/^OK: /);
     expect(await read(gzipSync(text))).toBe(2);
@@ -156,7 +172,7 @@ describe('callgate verify FILE', () => {
     // Sparse: takes no room on disk, but says it is one byte past the bound.
     await truncate(file, MAX_BUNDLE_BYTES + 1);
     const out: string[] = [];
-    expect(await runVerify(file, { out: (line) => out.push(line) })).toBe(2);
+    expect(await runVerify(file, { out: (line) => out.push(line), err: (line) => out.push(line) })).toBe(2);
     expect(out).toEqual([
       `callgate verify: ${file} is larger than 511 MiB, the most verify reads (a bundle is read whole; export fewer runs a bundle)`,
     ]);
@@ -177,7 +193,7 @@ describe('callgate verify FILE', () => {
     const utf16 = join(folder, 'utf16.json');
     await writeFile(utf16, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]));
     const out: string[] = [];
-    expect(await runVerify(utf16, { out: (line) => out.push(line) })).toBe(2);
+    expect(await runVerify(utf16, { out: (line) => out.push(line), err: (line) => out.push(line) })).toBe(2);
     expect(out[0]).toMatch(/is not a bundle: it is UTF-16 text \(byte-order mark FF FE, little-endian\)/);
   });
 });

@@ -16,7 +16,10 @@ export interface VerifyOptions {
   witness?: string[];
   quorum?: number;
   json?: boolean;
+  /** Where the report goes (standard output): a bundle that fails its checks is a result. */
   out: (line: string) => void;
+  /** Where an error goes (standard error): bad arguments, input that is no bundle (exit 2). */
+  err: (line: string) => void;
   /** What `-` reads (process.stdin by default). */
   stdin?: NodeJS.ReadableStream;
 }
@@ -63,13 +66,13 @@ function badArguments(options: VerifyOptions): string | undefined {
 export async function runVerify(file: string, options: VerifyOptions): Promise<number> {
   const bad = badArguments(options);
   if (bad !== undefined) {
-    options.out(`callgate verify: ${bad}`);
+    options.err(`callgate verify: ${bad}`);
     return 2;
   }
   const name = file === '-' ? 'standard input' : file;
   const input = await readBundleInput(file, options.stdin);
   if ('problem' in input) {
-    options.out(`callgate verify: ${name} ${input.problem}`);
+    options.err(`callgate verify: ${name} ${input.problem}`);
     return 2;
   }
   // The bytes are verified as read, by the one input rule `POST /v1/verify` follows too: bytes
@@ -83,7 +86,7 @@ export async function runVerify(file: string, options: VerifyOptions): Promise<n
     ...(options.quorum !== undefined ? { quorum: options.quorum } : {}),
   });
   if (!verdict.readable) {
-    options.out(`callgate verify: ${name} is not a bundle: it ${verdict.refusal}`);
+    options.err(`callgate verify: ${name} is not a bundle: it ${verdict.refusal}`);
     return 2;
   }
   const report = verdict.report;

@@ -11,7 +11,12 @@ import type { WitnessServeOptions } from './witness.js';
 /** Registers `callgate witness serve` and `callgate witness key`. */
 export function registerWitnessCommands(
   program: Command,
-  context: { print: (line: string) => void; setExitCode: (code: number) => void; exitCodes: string },
+  context: {
+    print: (line: string) => void;
+    warn: (line: string) => void;
+    setExitCode: (code: number) => void;
+    exitCodes: string;
+  },
 ): void {
   const witness = program
     .command('witness')
@@ -29,7 +34,7 @@ export function registerWitnessCommands(
     .action(async (options: WitnessServeOptions) => {
       const running = await (await import('./witness.js')).startWitness({
         ...options,
-        warn: (line) => process.stderr.write(`${line}\n`),
+        warn: context.warn,
       });
       context.print(`witness ${running.verifierKey}`);
       context.print(`listening on ${running.url} (POST /add-checkpoint)`);
@@ -45,6 +50,7 @@ export function registerWitnessCommands(
     .description("print the witness's vkey (pin it with callgate verify --witness)")
     .requiredOption('--data <dir>', "the witness's folder", folderPath)
     .option('--name <name>', `the witness's key name (default ${DEFAULT_WITNESS_NAME})`)
+    .addHelpText('after', context.exitCodes)
     .action((options: { data: string; name?: string }) => {
       const seed = loadOrCreateWitnessKey(resolve(options.data));
       context.print(witnessSignerFromPrivateKey(options.name ?? DEFAULT_WITNESS_NAME, seed).verifierKey);

@@ -91,6 +91,7 @@ describe('callgate witness serve, and a log that submits to it', () => {
           publicKey: opened.signer.verifierKey,
           witness: [witness.verifierKey],
           out: (line) => lines.push(line),
+          err: (line) => lines.push(line),
         }),
       ).toBe(0);
       // Records newer than the last witnessed checkpoint: the export's own checkpoint is not cosigned.

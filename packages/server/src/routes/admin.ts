@@ -6,7 +6,7 @@ import {
   healthSchema,
   revokedApiKeySchema,
 } from '../http/schemas.js';
-import { createApiKey } from '../keys.js';
+import { createApiKey, revokeApiKey } from '../keys.js';
 import type { ServerContext } from '../server-context.js';
 import { storeHealth } from '../store-status.js';
 import { SERVER_VERSION } from '../version.js';
@@ -20,24 +20,8 @@ export function adminRoutes(server: ServerContext): Route[] {
   // is the operator's own tool and is not held back.)
   let revoking: Promise<unknown> = Promise.resolve();
 
-  /**
-   * Revokes the live key `name`, unless it is the last live admin key (which would leave no one
-   * able to manage keys through the API).
-   * @throws CallgateError `not-found` without such a live key, `conflict` for the last admin key.
-   */
-  async function revoke(name: string): Promise<void> {
-    const live = (await store.listApiKeys()).filter((row) => row.revoked_at === undefined);
-    const target = live.find((row) => row.name === name);
-    if (!target) throw new CallgateError('not-found', `no live API key named ${name}`);
-    if (target.role === 'admin' && live.filter((row) => row.role === 'admin').length <= 1) {
-      throw new CallgateError(
-        'conflict',
-        'the last admin key cannot be revoked; create another admin key first',
-      );
-    }
-    if (!(await store.revokeApiKey(name, server.clock())))
-      throw new CallgateError('not-found', `no live API key named ${name}`);
-  }
+  /** Revokes the live key `name` by the one rule of {@link revokeApiKey} (not the last admin). */
+  const revoke = (name: string) => revokeApiKey(store, name, server.clock());
   return [
     defineRoute({
       method: 'get',
