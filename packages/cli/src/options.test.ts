@@ -184,8 +184,17 @@ function badValues(parser: ValueParser<unknown>): fc.Arbitrary<string> {
       );
     case 'file-mode':
       return fc.oneof(
-        fc.string({ maxLength: 6 }).filter((text) => !/^(?:0o?)?[0-7]{3}$/.test(text)),
+        fc.string({ maxLength: 6 }).filter((text) => !/^0?[0-7]{3}$/.test(text)),
+        // Well formed, but the owner could not connect: the owner digit lacks read or write.
+        fc
+          .tuple(
+            fc.constantFrom('', '0'),
+            fc.constantFrom(0, 1, 2, 3, 4, 5),
+            fc.integer({ min: 0, max: 0o77 }),
+          )
+          .map(([zero, owner, rest]) => `${zero}${owner}${rest.toString(8).padStart(2, '0')}`),
         fc.constantFrom('8', '777 ', '0x180', '384', '0o1777', '-600', 'rw-------', '6000', '0o', '60'),
+        fc.constantFrom('0', '000', '0o600', '0o660', '400', '0200'),
       );
     case 'folder':
       // A file where a folder is expected (this test file, the package manifest), or nothing.
@@ -320,8 +329,8 @@ describe('every option that reads a value', () => {
     );
     const key = `cg_${'A1_-'.repeat(10)}abc`;
     expect(apiKey(key)).toBe(key);
-    expect([fileMode('600'), fileMode('0660'), fileMode('0o640'), fileMode('000')]).toEqual([
-      0o600, 0o660, 0o640, 0,
+    expect([fileMode('600'), fileMode('0660'), fileMode('700'), fileMode('0777')]).toEqual([
+      0o600, 0o660, 0o700, 0o777,
     ]);
   });
 });

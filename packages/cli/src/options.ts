@@ -8,6 +8,7 @@ import { statSync } from 'node:fs';
 import { parseDuration, readWholeNumber } from '@callgate/core';
 import { parseVerifierKey } from '@callgate/core/ledger';
 import { API_KEY_PATTERN } from '@callgate/protocol';
+import { parseSocketMode, SOCKET_MODE_RULE } from '@callgate/server/defaults';
 import { type Command, InvalidArgumentError } from 'commander';
 
 /** What a parser reads; the audit test generates bad values per kind. */
@@ -151,13 +152,14 @@ export const folderPath: ValueParser<string> = tagged('folder', (value) => {
 });
 
 /**
- * A file's permission bits written in octal as `chmod` takes them: three digits 0-7, with an
- * optional leading `0` or `0o` (`600`, `0660`, `0o600`); the number (e.g. 0o600 = 384).
+ * A socket file's permission bits written in octal as `chmod` takes them, by the rule
+ * `socket_mode:` in callgate.yaml follows (`parseSocketMode`): three digits 0-7, optionally after
+ * one `0` (`600`, `0660`), keeping read and write for the owner; the number (e.g. 0o600 = 384).
  */
 export const fileMode: ValueParser<number> = tagged('file-mode', (value) => {
-  const match = /^(?:0o?)?([0-7]{3})$/.exec(value);
-  if (!match?.[1]) throw new InvalidArgumentError('expected a file mode in octal, e.g. 600 or 0660');
-  return Number.parseInt(match[1], 8);
+  const mode = parseSocketMode(value);
+  if (mode === undefined) throw new InvalidArgumentError(`expected ${SOCKET_MODE_RULE}`);
+  return mode;
 });
 
 /** A callgate API key as `callgate keys create` prints one: `cg_` and 43 base64url characters. */

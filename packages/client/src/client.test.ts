@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CallgateClient } from './client.js';
 
@@ -12,6 +13,53 @@ function fakeServer(answer: (request: Request) => Response | Promise<Response>) 
 }
 
 describe('CallgateClient', () => {
+  it('refuses a socket URL when made, saying it speaks HTTP over TCP only', () => {
+    for (const url of [
+      'unix:/tmp/s.sock',
+      'unix:///tmp/s.sock',
+      'http+unix://%2Ftmp%2Fs.sock',
+      'UNIX:/tmp/s.sock',
+    ])
+      expect(() => new CallgateClient({ url }), url).toThrow(
+        expect.objectContaining({
+          kind: 'request-invalid',
+          message: expect.stringContaining('speaks HTTP over TCP only, not a Unix-domain socket'),
+        }),
+      );
+  });
+
+  it('takes exactly the http and https URLs, and refuses every other scheme or non-URL naming it', () => {
+    const url = fc.oneof(
+      fc.webUrl({ validSchemes: ['http', 'https'] }),
+      fc
+        .tuple(fc.stringMatching(/^[a-z][a-z0-9+.-]{0,8}$/), fc.webUrl())
+        .map(([scheme, web]) => web.replace(/^https?/, scheme)),
+      fc.string({ maxLength: 20 }),
+    );
+    fc.assert(
+      fc.property(url, (text) => {
+        let scheme: string | undefined;
+        try {
+          scheme = new URL(text).protocol;
+        } catch {
+          scheme = undefined;
+        }
+        const made = (() => {
+          try {
+            return new CallgateClient({ url: text });
+          } catch (error) {
+            return error as Error & { kind?: string };
+          }
+        })();
+        if (scheme === 'http:' || scheme === 'https:') expect(made).toBeInstanceOf(CallgateClient);
+        else {
+          expect(made).toMatchObject({ kind: 'request-invalid' });
+          expect((made as Error).message).toContain(scheme === undefined ? JSON.stringify(text) : text);
+        }
+      }),
+    );
+  });
+
   it('sends the key as a Bearer token and JSON bodies to /v1', async () => {
     const { requests, fetcher } = fakeServer(() => Response.json({ run_id: 'r1' }, { status: 201 }));
     const client = new CallgateClient({ url: 'http://gate.test/', apiKey: 'cg_key', fetch: fetcher });

@@ -32,7 +32,11 @@ import type {
 
 /** Options of {@link CallgateClient}. */
 export interface CallgateClientOptions {
-  /** The server's base URL, e.g. `http://127.0.0.1:7420`. */
+  /**
+   * The server's base URL, `http://` or `https://` (e.g. `http://127.0.0.1:7420`). The client
+   * speaks HTTP over TCP only: a `unix:` (or `http+unix:`) socket URL is refused, as is any other
+   * scheme (CallgateError `request-invalid`).
+   */
   url: string;
   /** An API key (`cg_…`); sent as `Authorization: Bearer`. */
   apiKey?: string;
@@ -43,6 +47,35 @@ export interface CallgateClientOptions {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'DELETE']);
+
+/**
+ * `text` when it is an `http:` or `https:` URL.
+ * @throws CallgateError `request-invalid` naming the URL otherwise, with what to give instead.
+ */
+function serverUrl(text: string): string {
+  let scheme: string;
+  try {
+    scheme = new URL(text).protocol;
+  } catch {
+    throw new CallgateError(
+      'request-invalid',
+      `url ${JSON.stringify(text)} is not a URL: give the server's http(s) URL, e.g. http://127.0.0.1:7420`,
+      { url: text },
+    );
+  }
+  if (scheme === 'http:' || scheme === 'https:') return text;
+  if (scheme === 'unix:' || scheme.endsWith('+unix:'))
+    throw new CallgateError(
+      'request-invalid',
+      `url ${text}: the TypeScript client speaks HTTP over TCP only, not a Unix-domain socket; serve callgate on a TCP port (callgate serve --port) and give its http:// URL`,
+      { url: text },
+    );
+  throw new CallgateError(
+    'request-invalid',
+    `url ${text}: expected an http:// or https:// URL, e.g. http://127.0.0.1:7420`,
+    { url: text },
+  );
+}
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -72,8 +105,9 @@ export class CallgateClient {
   readonly #timeoutMs: number;
   readonly #fetch: typeof fetch;
 
+  /** @throws CallgateError `request-invalid` when `options.url` is not an http(s) URL. */
   constructor(options: CallgateClientOptions) {
-    this.url = options.url.replace(/\/+$/, '');
+    this.url = serverUrl(options.url).replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#fetch = options.fetch ?? fetch;

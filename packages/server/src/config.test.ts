@@ -520,7 +520,7 @@ describe('socket: and socket_mode: in callgate.yaml', () => {
     expect(config.socket).toBe(join(dir, 'run', 'callgate.sock'));
     expect(config.socketMode).toBe(0o660);
     expect(config.port).toBeUndefined();
-    for (const mode of ['0600', '0o600', '600'])
+    for (const mode of ['0600', '600'])
       await writeFile(file, `socket: s.sock\nsocket_mode: "${mode}"\n`).then(async () =>
         expect((await readServerConfig(file)).socketMode).toBe(0o600),
       );
@@ -533,10 +533,20 @@ describe('socket: and socket_mode: in callgate.yaml', () => {
       // YAML reads 600 as the decimal number six hundred: only the text is taken as octal.
       [
         'socket: s.sock\nsocket_mode: 600\n',
-        /socket_mode: .*a file mode in octal, written as a string, e\.g\. "600"/,
+        /callgate\.yaml:2:14: socket_mode: a file mode of three octal digits.*written as a string, e\.g\. "600"/,
       ],
-      ['socket: s.sock\nsocket_mode: "800"\n', /socket_mode: .*a file mode in octal/],
-      ['socket: ""\n', /socket/],
+      ['socket: s.sock\nsocket_mode: "800"\n', /socket_mode: .*three octal digits/],
+      ['socket: s.sock\nsocket_mode: "0o600"\n', /callgate\.yaml:2:14: socket_mode: .*three octal digits/],
+      [
+        'socket: s.sock\nsocket_mode: "000"\n',
+        /callgate\.yaml:2:14: socket_mode: .*read and write for the owner/,
+      ],
+      ['socket: ""\n', /callgate\.yaml:1:9: socket: a socket path must not be empty/],
+      // A mode with no socket is a mistake in the file: it is named where it stands.
+      [
+        'socket_mode: "660"\n',
+        /callgate\.yaml:1:14: socket_mode: is the mode of the socket file: give socket: too/,
+      ],
     ];
     for (const [yaml, says] of refusals) {
       await writeFile(file, yaml);
@@ -546,5 +556,40 @@ describe('socket: and socket_mode: in callgate.yaml', () => {
       );
       expect(error?.message, yaml).toMatch(says);
     }
+  });
+
+  it('takes a socket_mode exactly when it is three octal digits (after an optional 0) keeping the owner read and write', async () => {
+    const dir = await folder();
+    const file = join(dir, 'callgate.yaml');
+    const modes = fc.oneof(
+      fc
+        .integer({ min: 0, max: 0o777 })
+        .chain((mode) =>
+          fc.constantFrom(
+            mode.toString(8).padStart(3, '0'),
+            `0${mode.toString(8).padStart(3, '0')}`,
+            `0o${mode.toString(8)}`,
+            String(mode),
+          ),
+        ),
+      fc.stringMatching(/^[0-9o]{0,5}$/),
+    );
+    await fc.assert(
+      fc.asyncProperty(modes, async (text) => {
+        await writeFile(file, `socket: s.sock\nsocket_mode: "${text}"\n`);
+        const read = await readServerConfig(file).then(
+          (config) => config.socketMode,
+          (refused: Error) => refused,
+        );
+        const digits = /^0?([0-7]{3})$/.exec(text)?.[1];
+        const owner = digits === undefined ? 0 : Number(digits[0]);
+        if (digits !== undefined && owner >= 6) expect(read).toBe(Number.parseInt(digits, 8));
+        else
+          expect((read as Error).message).toMatch(
+            /^.*callgate\.yaml:2:14: socket_mode: a file mode of three octal digits/,
+          );
+      }),
+      { numRuns: 60 },
+    );
   });
 });

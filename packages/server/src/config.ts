@@ -13,6 +13,7 @@ import { parseWitnessKey, repeatedWitness, type WitnessKey } from '@callgate/cor
 import { parseUpstreams, type UpstreamConfig } from '@callgate/mcp-gateway';
 import { CallgateError, formatPath, isCallgateError, problemOf, toolSpecSchema } from '@callgate/protocol';
 import { z } from 'zod';
+import { parseSocketMode, SOCKET_MODE_RULE } from './defaults.js';
 import { parseYamlText, YamlNumberError, type YamlPosition, type YamlText } from './yaml-file.js';
 
 /**
@@ -59,11 +60,14 @@ export const serverConfigSchema = z.strictObject({
   host: z.string().min(1).optional(),
   port: wholeNumber({ minimum: 0, maximum: 65535 }).optional(),
   /** A Unix-domain socket's path to listen on instead of `host`/`port` (relative to the file's folder). */
-  socket: z.string().min(1).optional(),
-  /** The socket file's mode in octal, as a string (`"600"`, the default; `"660"` for a group). */
+  socket: z.string().min(1, 'a socket path must not be empty; leave socket out to listen on TCP').optional(),
+  /**
+   * The socket file's mode in octal, as a string (`"600"`, the default; `"660"` for a group), by
+   * the rule of {@link parseSocketMode}.
+   */
   socket_mode: z
-    .string({ error: 'a file mode in octal, written as a string, e.g. "600"' })
-    .regex(/^(?:0o?)?[0-7]{3}$/, 'a file mode in octal, written as a string, e.g. "600"')
+    .string({ error: `${SOCKET_MODE_RULE}, written as a string, e.g. "600"` })
+    .refine((text) => parseSocketMode(text) !== undefined, `${SOCKET_MODE_RULE}, written as a string`)
     .optional(),
   webhook: webhookSchema.optional(),
   /** Keep content (arguments, results, messages) beside the records. Default false. */
@@ -440,9 +444,18 @@ export async function readServerConfig(
         source.positionOf(['socket']),
       ),
     );
+  if (parsed.socket_mode !== undefined && parsed.socket === undefined)
+    throw new CallgateError(
+      'request-invalid',
+      ...located(
+        file,
+        'socket_mode',
+        'is the mode of the socket file: give socket: too',
+        source.positionOf(['socket_mode']),
+      ),
+    );
   if (parsed.socket) config.socket = resolve(base, parsed.socket);
-  if (parsed.socket_mode !== undefined)
-    config.socketMode = Number.parseInt(parsed.socket_mode.replace(/^0o?(?=[0-7]{3}$)/, ''), 8);
+  if (parsed.socket_mode !== undefined) config.socketMode = parseSocketMode(parsed.socket_mode);
   if (parsed.vault !== undefined) config.vault = parsed.vault;
   if (parsed.synchronous !== undefined) config.synchronous = parsed.synchronous;
   if (parsed.mcp?.default_profile) config.defaultProfile = parsed.mcp.default_profile;

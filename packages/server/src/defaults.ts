@@ -8,3 +8,22 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** The profile a gateway session gets when neither the URL (`/mcp/<profile>`) nor a flag or `mcp.default_profile` names one. */
 export const DEFAULT_MCP_PROFILE = 'full';
+
+/** What a socket file's mode must be, as the command line and callgate.yaml say when one is not. */
+export const SOCKET_MODE_RULE =
+  'a file mode of three octal digits (a leading 0 allowed), e.g. 600 or 0660, that keeps read and write for the owner (6 or 7 first)';
+
+/**
+ * Reads a socket file's mode as `--socket-mode` and `socket_mode:` take it: three octal digits,
+ * optionally after one `0` (`600`, `0660`), whose owner digit is 6 or 7, since the server's own
+ * user must be able to connect (`000`, `0`, `0o600`, `400` are refused).
+ *
+ * @returns the mode bits (`0o600` for `"600"`), or `undefined` when `text` breaks the rule
+ *   ({@link SOCKET_MODE_RULE} says it).
+ */
+export function parseSocketMode(text: string): number | undefined {
+  const digits = /^0?([0-7]{3})$/.exec(text)?.[1];
+  if (digits === undefined) return undefined;
+  const mode = Number.parseInt(digits, 8);
+  return (mode & 0o600) === 0o600 ? mode : undefined;
+}

@@ -26,6 +26,7 @@ describe('@callgate/server public API', () => {
         'drainBeforeClose',
         'httpStatusOf',
         'methodNotAllowedResponse',
+        'prepareSocketPath',
         'readPolicyFile',
         'readServerConfig',
         'revokeApiKey',

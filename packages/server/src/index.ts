@@ -18,6 +18,7 @@ export {
 } from './http/request-timeout.js';
 export type { ApiKeyRole } from './http/schemas.js';
 export { API_KEY_ROLES } from './http/schemas.js';
+export { prepareSocketPath } from './http/unix-socket.js';
 export { drainBeforeClose, UNREAD_BODY_DRAIN_LIMIT } from './http/unread-body.js';
 export type { CreatedApiKey } from './keys.js';
 export { API_KEY_PATTERN, apiKeyHash, createApiKey, revokeApiKey } from './keys.js';

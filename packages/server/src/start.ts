@@ -10,7 +10,13 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   requestTimeoutOptions,
 } from './http/request-timeout.js';
-import { DEFAULT_SOCKET_MODE, listenOnSocket, prepareSocketPath, socketUrl } from './http/unix-socket.js';
+import {
+  DEFAULT_SOCKET_MODE,
+  type ListeningSocket,
+  listenOnSocket,
+  prepareSocketPath,
+  socketUrl,
+} from './http/unix-socket.js';
 import { drainBeforeClose } from './http/unread-body.js';
 
 const delay = (ms: number) =>
@@ -27,7 +33,8 @@ export type StartServerOptions = ({ app: Hono } | { options: AppOptions }) & {
   /**
    * A Unix-domain socket's path to listen on instead of `host:port` (which are then ignored). A
    * stale socket file there is replaced; a path where a server answers, or that is not a socket,
-   * is refused. The file is removed when the server closes.
+   * is refused. The file is removed when the server closes, if the path still names the file it
+   * made (another server's socket there is left alone).
    */
   socket?: string;
   /** The socket file's permission bits; default `0o600` (the server's user only). */
@@ -97,8 +104,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   answerClientErrors(http, timeouts);
   // An answer sent before the body was read (413, 401, 404) reaches a client still writing it.
   drainBeforeClose(http, { timeoutMs: timeouts.requestTimeoutMs });
+  let listening: ListeningSocket | undefined;
   if (socket !== undefined) {
-    await listenOnSocket(http, { path: socket, mode: options.socketMode ?? DEFAULT_SOCKET_MODE });
+    listening = await listenOnSocket(http, { path: socket, mode: options.socketMode ?? DEFAULT_SOCKET_MODE });
   } else {
     await new Promise<void>((resolve, reject) => {
       http.once('listening', () => resolve());
@@ -149,6 +157,12 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       if (!ended) {
         http.closeAllConnections();
         await stopped;
+      }
+      // Only the file this server made: another server may have taken the path since.
+      try {
+        listening?.release();
+      } catch (error) {
+        context.logger.warn({ error: String(error), socket }, 'shutdown: the socket file was not removed');
       }
       try {
         await context.engine.close();

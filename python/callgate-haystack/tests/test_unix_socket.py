@@ -56,8 +56,11 @@ def test_socket_urls_that_are_refused_say_why() -> None:
     with pytest.raises(ValueError, match=r"http\(s\)://host\[:port\]\[/path\] or unix:/path/to/socket"):
         resolve_server_url("ftp://h")
     assert unix_socket_path("http://127.0.0.1:7420") is None
-    with pytest.raises(ValueError, match="not a Unix-domain socket"):
+    with pytest.raises(ValueError, match="not a Unix-domain socket") as refused:
         gateway_url("unix:/run/callgate.sock")
+    # What it advises can be done: one server, on a port instead (not a second server beside it).
+    assert "serve callgate on a TCP port instead" in str(refused.value)
+    assert "port too" not in str(refused.value)
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +78,9 @@ def test_the_server_listens_on_its_socket_with_mode_0600_and_no_port(on_socket: 
     mode = os.stat(server.socket_path).st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
     assert f"callgate serving unix:{server.socket_path}" in server.log()
+    # The banner names what a client takes, and nothing below the socket's URL.
+    assert f"CALLGATE_URL=unix:{server.socket_path}\n" in server.log()
+    assert f"unix:{server.socket_path}/" not in server.log()
 
 
 def test_clients_and_the_hook_over_the_socket(on_socket: tuple[CallgateServer, str]) -> None:

@@ -4,6 +4,7 @@ import type { Gateway } from '@callgate/mcp-gateway';
 import { CallgateError, isCallgateError } from '@callgate/protocol';
 import {
   DEFAULT_MCP_PROFILE,
+  prepareSocketPath,
   readPolicyFile,
   readServerConfig,
   type ServerConfig,
@@ -67,6 +68,20 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const defaultProfile = config.defaultProfile ?? DEFAULT_MCP_PROFILE;
   checkProfile(policy, defaultProfile, 'mcp.default_profile');
   const dataDir = resolve(options.data ?? config.data ?? '.callgate');
+  // `--host`/`--port` on the command line win over a `socket:` in the config (and its
+  // `socket_mode:`), as flags do.
+  const tcpFlags = options.host !== undefined || options.port !== undefined;
+  const configSocket = tcpFlags ? undefined : config.socket;
+  const socketMode = options.socketMode ?? (configSocket === undefined ? undefined : config.socketMode);
+  if (options.socketMode !== undefined && options.socket === undefined && configSocket === undefined)
+    throw new CallgateError(
+      'request-invalid',
+      '--socket-mode is the mode of a socket file: give --socket (or socket: in the config) too',
+    );
+  // The socket path is checked (a live server, a file, a missing folder) before the data folder
+  // is touched: a refused start leaves nothing behind.
+  const requestedSocket = options.socket ?? configSocket;
+  const socket = requestedSocket === undefined ? undefined : await prepareSocketPath(requestedSocket);
   const logger = lineLogger(options.log, options.logLevel);
   const store = options.store ?? config.store;
   const logKey = options.logKey ?? config.logKey;
@@ -87,15 +102,6 @@ export async function runServe(options: ServeOptions): Promise<number> {
     if (running) throw new CallgateError('conflict', `${(error as Error).message} It serves ${running}.`);
     throw error;
   });
-  // `--host`/`--port` on the command line win over a `socket:` in the config, as flags do.
-  const tcpFlags = options.host !== undefined || options.port !== undefined;
-  const socket = options.socket ?? (tcpFlags ? undefined : config.socket);
-  const socketMode = options.socketMode ?? config.socketMode;
-  if (socketMode !== undefined && socket === undefined)
-    throw new CallgateError(
-      'request-invalid',
-      `${options.socketMode !== undefined ? '--socket-mode' : 'socket_mode'} is the mode of a socket file: give --socket (or socket: in the config) too`,
-    );
   // On a socket, only this machine connects: the gateway accepts loopback Host headers only.
   const host = socket !== undefined ? 'localhost' : (options.host ?? config.host ?? '127.0.0.1');
   const port = options.port ?? config.port ?? 7420;
@@ -188,16 +194,14 @@ export async function runServe(options: ServeOptions): Promise<number> {
     : undefined;
   const forgetAddress = store === undefined ? writeServerAddress(dataDir, running.url) : () => {};
   print(`callgate serving ${running.url}`);
-  if (running.socket !== undefined)
+  if (running.socket === undefined) {
+    print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);
+    print(`  approvals  ${running.url}/ui/approvals`);
+    print(`  runs       ${running.url}/ui/runs`);
     print(
-      `  socket     ${running.socket}   (mode ${(socketMode ?? 0o600).toString(8).padStart(4, '0')}; e.g. curl --unix-socket ${running.socket} http://localhost/v1/health)`,
+      `  MCP        ${running.url}/mcp/<profile>   (${running.url}/mcp is profile ${defaultProfile}; agent key)`,
     );
-  print(`  API        ${running.url}/v1   (OpenAPI: ${running.url}/v1/openapi.json)`);
-  print(`  approvals  ${running.url}/ui/approvals`);
-  print(`  runs       ${running.url}/ui/runs`);
-  print(
-    `  MCP        ${running.url}/mcp/<profile>   (${running.url}/mcp is profile ${defaultProfile}; agent key)`,
-  );
+  } else socketBanner(print, running.socket, socketMode ?? 0o600);
   const [first, ...rest] = upstreamLines(upstreams);
   print(`  upstreams  ${first}`);
   for (const line of rest) print(`             ${line}`);
@@ -207,9 +211,11 @@ export async function runServe(options: ServeOptions): Promise<number> {
   print(`  log key    ${pin}${pin === embedded.verifierKey ? '' : '   (the key to pin; rotated since)'}`);
   if (pin !== embedded.verifierKey) print(`  signs with ${embedded.verifierKey}`);
   if (config.webhook) print(`  webhook    ${config.webhook.url}`);
-  print(
-    `  metrics    ${running.url}/metrics   (health ${running.url}/v1/health, readiness ${running.url}/v1/ready)`,
-  );
+  if (running.socket === undefined)
+    print(
+      `  metrics    ${running.url}/metrics   (health ${running.url}/v1/health, readiness ${running.url}/v1/ready)`,
+    );
+  else print('  metrics    /metrics   (health /v1/health, readiness /v1/ready)');
   if (telemetry) print('  traces     OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT');
   if (config.witnesses) {
     const { quorum, servers } = config.witnesses;
@@ -234,6 +240,22 @@ export async function runServe(options: ServeOptions): Promise<number> {
   forgetAddress();
   print('callgate stopped');
   return 0;
+}
+
+/**
+ * The lines saying how to reach a server on the socket `path`: a client takes `unix:PATH` itself
+ * (not a URL below it), and what only TCP reaches (a browser's inbox, MCP clients) is said so.
+ */
+function socketBanner(print: (line: string) => void, path: string, mode: number): void {
+  print(
+    `  socket     ${path}   (mode ${mode.toString(8).padStart(4, '0')}; e.g. curl --unix-socket ${path} http://localhost/v1/health)`,
+  );
+  print(`  API        /v1 on the socket; clients take CALLGATE_URL=unix:${path}`);
+  print('  approvals  not reachable over a socket: a browser needs a TCP port (serve --port)');
+  print('  runs       not reachable over a socket: a browser needs a TCP port (serve --port)');
+  print(
+    '  MCP        not reachable over a socket: the MCP toolset and other MCP clients connect over TCP (serve --port)',
+  );
 }
 
 /** Where SIGHUP and `POST /v1/admin/policy` read the policy again: the --policy file or the config. */

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { lstatSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -129,5 +129,73 @@ describe('startServer on a Unix-domain socket', () => {
     const tooLong = await prepareSocketPath(long).catch((error: unknown) => error);
     expect(isCallgateError(tooLong) && tooLong.kind).toBe('request-invalid');
     expect((tooLong as Error).message).toContain(`longer than a Unix socket's ${MAX_SOCKET_PATH_BYTES}`);
+  });
+
+  it('refuses a path whose folder does not exist or is not a folder, saying which', async () => {
+    const missing = join(folder, 'nodir', 'x.sock');
+    const refused = await prepareSocketPath(missing).catch((error: unknown) => error);
+    expect(isCallgateError(refused) && refused.kind).toBe('request-invalid');
+    expect((refused as Error).message).toBe(
+      `socket ${missing}: the folder ${join(folder, 'nodir')} does not exist; create it first or choose another path`,
+    );
+    writeFileSync(join(folder, 'plain'), '');
+    const underFile = await prepareSocketPath(join(folder, 'plain', 'x.sock')).catch(
+      (error: unknown) => error,
+    );
+    expect((underFile as Error).message).toContain(`${join(folder, 'plain')} is not a folder`);
+  });
+});
+
+describe('stopping a server on a socket', () => {
+  it('leaves no other file in the folder than the socket while serving', async () => {
+    const { app } = await testApp();
+    const path = join(folder, 'only.sock');
+    const server = await startServer({ app, socket: path, signals: [] });
+    expect(readdirSync(folder)).toEqual(['only.sock']);
+    await server.close();
+    expect(readdirSync(folder)).toEqual([]);
+  });
+
+  it('removes only its own socket file: servers started in turn on one path, each after the last file was deleted, closed in any order', async () => {
+    const { app } = await testApp();
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .integer({ min: 2, max: 4 })
+          .chain((count) =>
+            fc.tuple(fc.constant(count), fc.shuffledSubarray([...Array(count).keys()], { minLength: count })),
+          ),
+        async ([count, closing]) => {
+          const path = join(folder, 'shared.sock');
+          const servers = [];
+          for (let index = 0; index < count; index += 1) {
+            rmSync(path, { force: true });
+            servers.push(await startServer({ app, socket: path, signals: [] }));
+          }
+          const open = new Set(servers.keys());
+          const newest = count - 1;
+          for (const index of closing) {
+            await servers[index]?.close();
+            open.delete(index);
+            // The path is the newest server's until that one stops; the others' files are gone.
+            if (open.has(newest)) {
+              expect(lstatSync(path).isSocket(), `after closing ${index}`).toBe(true);
+              expect((await over(path, 'GET', '/v1/health')).status).toBe(200);
+            } else expect(() => lstatSync(path), `after closing ${index}`).toThrow(/ENOENT/);
+          }
+        },
+      ),
+      { numRuns: 6 },
+    );
+  });
+
+  it('leaves a user file put at the path after its socket was deleted', async () => {
+    const { app } = await testApp();
+    const path = join(folder, 'taken.sock');
+    const server = await startServer({ app, socket: path, signals: [] });
+    rmSync(path);
+    writeFileSync(path, 'mine');
+    await server.close();
+    expect(statSync(path).size).toBe(4);
   });
 });

@@ -5,11 +5,14 @@
 //
 // A socket file outlives a process that did not remove it (kill -9, a crash). Such a stale file
 // is replaced; a path where a server still answers, or a path that is not a socket at all, is
-// refused, so a server never takes another's socket nor deletes a user's file.
-import { chmodSync, lstatSync, rmSync } from 'node:fs';
+// refused, so a server never takes another's socket nor deletes a user's file. On stopping, the
+// server removes the path only while it is still the file it made (same device and inode): once
+// its file was deleted and another server took the path, that server's socket stays.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, linkSync, lstatSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { connect } from 'node:net';
-import { isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { CallgateError } from '@callgate/protocol';
 
 /** The socket file's mode when none is given: read and write for the server's user only. */
@@ -54,8 +57,8 @@ function answers(path: string): Promise<boolean> {
  * @param path The socket's path; relative paths are resolved against the working folder.
  * @returns the absolute path.
  * @throws CallgateError `request-invalid` when the path is longer than
- *   {@link MAX_SOCKET_PATH_BYTES} or exists and is not a socket; `conflict` when a server answers
- *   on it.
+ *   {@link MAX_SOCKET_PATH_BYTES}, its folder does not exist (or is not a folder), or it exists
+ *   and is not a socket; `conflict` when a server answers on it.
  */
 export async function prepareSocketPath(path: string): Promise<string> {
   const absolute = isAbsolute(path) ? path : resolve(path);
@@ -66,6 +69,22 @@ export async function prepareSocketPath(path: string): Promise<string> {
       `socket ${absolute}: the path is ${bytes} bytes, longer than a Unix socket's ${MAX_SOCKET_PATH_BYTES}; choose a shorter one`,
       { path: absolute },
     );
+  const folder = dirname(absolute);
+  let folderIsOne: boolean;
+  try {
+    folderIsOne = statSync(folder).isDirectory();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    throw new CallgateError(
+      'request-invalid',
+      `socket ${absolute}: the folder ${folder} does not exist; create it first or choose another path`,
+      { path: absolute },
+    );
+  }
+  if (!folderIsOne)
+    throw new CallgateError('request-invalid', `socket ${absolute}: ${folder} is not a folder`, {
+      path: absolute,
+    });
   let kind: 'socket' | 'other' | 'none';
   try {
     kind = lstatSync(absolute).isSocket() ? 'socket' : 'other';
@@ -91,23 +110,81 @@ export async function prepareSocketPath(path: string): Promise<string> {
   return absolute;
 }
 
+/** The socket file a server made: {@link ListeningSocket.release} removes it while it is still that file. */
+export interface ListeningSocket {
+  /**
+   * Removes the socket file if the path still names the file this server made (same device and
+   * inode); leaves whatever else is there (another server's socket, a user's file). Call it once
+   * the server has closed.
+   */
+  release(): void;
+}
+
 /**
  * Listens on the socket `address` (whose path {@link prepareSocketPath} checked): the file is
  * created with `address.mode` (the process's umask is narrowed while the socket is bound, so the
  * file is never more open than asked, then the mode is set exactly).
  *
- * @returns once listening.
- * @throws the listen error (e.g. `EADDRINUSE`, `EACCES` for a folder the server cannot write).
+ * The socket is bound at a fresh name beside the path and then hard-linked to it (link(2) never
+ * replaces a file), and the fresh name removed: Node removes the name it bound when the server
+ * closes, whatever is there then, so it must not be the path clients use.
+ *
+ * @returns once listening, with what removes the file after the server closed.
+ * @throws the listen error (e.g. `EACCES` for a folder the server cannot write); CallgateError
+ *   `conflict` when a file appeared at the path meanwhile.
  */
-export function listenOnSocket(server: Server, address: SocketAddress): Promise<void> {
+export async function listenOnSocket(server: Server, address: SocketAddress): Promise<ListeningSocket> {
   const mode = address.mode & 0o777;
+  const fresh = freshName(address.path);
+  await bind(server, fresh ?? address.path, mode);
+  if (fresh !== undefined) {
+    try {
+      linkSync(fresh, address.path);
+    } catch (error) {
+      server.close();
+      rmSync(fresh, { force: true });
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new CallgateError(
+          'conflict',
+          `socket ${address.path}: a file appeared at the path while the server started; stop what made it or choose another path`,
+          { path: address.path },
+        );
+      throw error;
+    }
+    unlinkSync(fresh);
+  }
+  const made = lstatSync(address.path);
+  return {
+    release() {
+      try {
+        const now = lstatSync(address.path);
+        if (now.dev === made.dev && now.ino === made.ino) unlinkSync(address.path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    },
+  };
+}
+
+/**
+ * A name beside `path`, in the same folder (so it can be hard-linked there), that is not taken
+ * and fits a socket path; `undefined` when no such name fits (a path near the length limit with
+ * a short file name): then the socket is bound at `path` itself.
+ */
+function freshName(path: string): string | undefined {
+  const name = join(dirname(path), `.${randomBytes(6).toString('base64url')}`);
+  return Buffer.byteLength(name) <= MAX_SOCKET_PATH_BYTES ? name : undefined;
+}
+
+/** Binds and listens on `path` with the file mode `mode`. */
+function bind(server: Server, path: string, mode: number): Promise<void> {
   return new Promise((resolveListening, reject) => {
     const onError = (error: Error) => reject(error);
     server.once('error', onError);
     server.once('listening', () => {
       server.removeListener('error', onError);
       try {
-        chmodSync(address.path, mode);
+        chmodSync(path, mode);
         resolveListening();
       } catch (error) {
         server.close();
@@ -124,7 +201,7 @@ export function listenOnSocket(server: Server, address: SocketAddress): Promise<
       previous = undefined;
     }
     try {
-      server.listen({ path: address.path });
+      server.listen({ path });
     } finally {
       if (previous !== undefined) process.umask(previous);
     }

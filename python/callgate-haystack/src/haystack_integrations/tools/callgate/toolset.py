@@ -40,7 +40,8 @@ def gateway_url(url: str | None = None, profile: str | None = "observe") -> str:
     if base.startswith("unix:"):
         raise ValueError(
             f"the MCP toolset reaches the gateway over TCP (Streamable HTTP), not a Unix-domain socket ({base}): "
-            "give the server's http:// URL here, or serve it on a port too"
+            "serve callgate on a TCP port instead (callgate serve --port 7420; a server listens on a socket or a port, "
+            "not both, and a data folder has one server) and give its http:// URL here"
         )
     if profile is None:
         return f"{base}/mcp"
