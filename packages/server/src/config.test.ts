@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readServerConfig } from './config.js';
+import { readServerConfig, serverConfigSchema } from './config.js';
+import { CONFIG_KEYS } from './defaults.js';
 
 async function folder() {
   return mkdtemp(join(tmpdir(), 'callgate-config-'));
@@ -240,6 +241,12 @@ describe('callgate.yaml', () => {
 
 /** `text` as a regular expression matching it literally. */
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+describe('the keys of callgate.yaml', () => {
+  it('are the ones `callgate serve --help` lists (CONFIG_KEYS), no more, no fewer', () => {
+    expect([...CONFIG_KEYS].sort()).toEqual(Object.keys(serverConfigSchema.shape).sort());
+  });
+});
 
 describe('callgate.yaml errors, generated', () => {
   // Every top-level key, given a value of the wrong type: the message names the file, then the

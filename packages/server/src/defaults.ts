@@ -27,3 +27,25 @@ export function parseSocketMode(text: string): number | undefined {
   const mode = Number.parseInt(digits, 8);
   return (mode & 0o600) === 0o600 ? mode : undefined;
 }
+
+/**
+ * The top-level keys of `callgate.yaml` that `callgate serve` reads, in the order its help lists
+ * them (the config schema's own keys: config.test.ts holds them equal).
+ */
+export const CONFIG_KEYS = [
+  'policy',
+  'tools',
+  'data',
+  'store',
+  'log_key',
+  'host',
+  'port',
+  'socket',
+  'socket_mode',
+  'webhook',
+  'vault',
+  'synchronous',
+  'upstreams',
+  'witnesses',
+  'mcp',
+] as const;

@@ -1,5 +1,6 @@
 // `callgate serve`: the command's options and help; its work is loaded when it runs
 // (`./serve.js`), so other commands do not pay for what this one imports.
+import { CONFIG_KEYS } from '@callgate/server/defaults';
 import { type Command, Option } from 'commander';
 import { logLevelOf } from '../log.js';
 import { fileMode, folderPath, portNumber, refuseTogether } from '../options.js';
@@ -15,10 +16,7 @@ export function registerServeCommand(
     .description(
       'serve the HTTP API, the approvals inbox, the run timeline and the MCP gateway (SQLite in the data folder)',
     )
-    .option(
-      '--config <file>',
-      'callgate.yaml: policy, tools, upstreams, mcp, data, store, log_key, host, port, webhook, vault, synchronous',
-    )
+    .option('--config <file>', `callgate.yaml: ${CONFIG_KEYS.join(', ')}`)
     .addOption(
       new Option('--data <dir>', 'data folder (default .callgate, or data: in the config)')
         .env('CALLGATE_DATA')
