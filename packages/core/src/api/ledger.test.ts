@@ -42,6 +42,7 @@ describe('@callgate/core/ledger public API', () => {
         "parseVerifierKey",
         "parseWitnessKey",
         "putPolicyDocument",
+        "repeatedWitness",
         "sealRecord",
         "serializeBundle",
         "signCheckpoint",

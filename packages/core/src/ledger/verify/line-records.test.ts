@@ -66,7 +66,11 @@ const recordChange = fc
         else if (field === 'status') record.status = record.status === 'approved' ? 'rejected' : 'approved';
         else if (field === 'type') record.type = 'call-end';
         else record[field] = `${String(record[field])}x`;
-        return fastCanonicalJson(record);
+        try {
+          return fastCanonicalJson(record);
+        } catch {
+          return line; // an earlier change left a value with no canonical form (a lone surrogate)
+        }
       },
   );
 
